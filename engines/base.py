@@ -1,0 +1,203 @@
+"""The engine contract.
+
+An engine is pure: from a query and options it builds a `Request`; from a
+`Response` (bytes already fetched by the plugin's transport) it produces a
+`Parsed` outcome: rows in the engine's own order, or a classification
+(empty, blocked, rate-limited, error). It never does I/O, so every parser can
+be exercised on a recorded page.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Literal, Mapping
+
+Tier = Literal["primary", "fallback"]
+Region = Literal["global", "cjk"]
+TimeRange = Literal["day", "week", "month", "year"]
+SafeSearch = Literal["off", "moderate", "strict"]
+# What a parser can conclude from one response. The pipeline adds the statuses
+# that need no response at all (timeout, cooldown, skipped, disabled, irrelevant).
+ParseStatus = Literal["ok", "empty", "blocked", "ratelimited", "error"]
+
+TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
+SAFESEARCH_LEVELS: tuple[str, ...] = ("off", "moderate", "strict")
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    """Static facts about an engine, kept in one place (its module)."""
+
+    name: str
+    tier: Tier
+    weight: float
+    region: Region
+    # The underlying index the engine draws on: engines sharing an index are
+    # correlated voters (DuckDuckGo and Yahoo serve Bing's index).
+    index: str
+    # Environment variable holding the API key, for keyed engines.
+    key_env: str | None = None
+    # Environment variable holding the instance URL, for self-hosted engines.
+    url_env: str | None = None
+    # Operators the engine applies itself; the pipeline filters rows of the others.
+    native_site: bool = False
+    native_time: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Per-search options an engine maps onto its own parameters."""
+
+    region: str | None = None  # BCP-47-ish, e.g. "en-US", "zh-CN"; None = engine default
+    time_range: TimeRange | None = None
+    safesearch: SafeSearch = "moderate"
+    site: str | None = None
+    count: int = 10  # how many rows to ask for, where the engine takes a count
+    # Filled in by the plugin for keyed / self-hosted engines; never logged.
+    api_key: str | None = None
+    base_url: str | None = None
+    # Reference time for relative dates ("3 days ago"); replay pins it.
+    now: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    method: Literal["GET", "POST"]
+    url: str
+    params: tuple[tuple[str, str], ...] = ()
+    form: tuple[tuple[str, str], ...] | None = None
+    json: Mapping[str, object] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    # Secret values carried by this request (API keys): the transport and the
+    # recorder scrub them from anything they log or store.
+    secrets: tuple[str, ...] = ()
+
+
+class Headers(dict):
+    """Response headers with case-insensitive lookup (keys stored lower-case)."""
+
+    def __init__(self, items: Mapping[str, str] | None = None):
+        super().__init__()
+        for key, value in (items or {}).items():
+            self[key.lower()] = value
+
+    def get(self, key: str, default=None):  # type: ignore[override]
+        return super().get(key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(key.lower())
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    url: str
+    headers: Headers
+    body: bytes
+    text: str  # body decoded with the charset the transport settled on
+
+
+@dataclass(frozen=True)
+class Row:
+    title: str
+    url: str
+    snippet: str
+    position: int  # 1-based, in the engine's own order
+    date: date | None = None
+
+
+@dataclass(frozen=True)
+class Parsed:
+    status: ParseStatus
+    rows: tuple[Row, ...] = ()
+    detail: str = ""
+    retry_after: float | None = None  # seconds, from Retry-After or the page
+    # A second request the engine needs before it has rows (e.g. Startpage's
+    # home page yields a token for the real search).
+    follow_up: Request | None = None
+
+
+class Engine:
+    """Base class: subclasses set `facts` and implement `build` and `parse`."""
+
+    facts: EngineFacts
+
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+    def build(self, query: str, options: SearchOptions) -> Request:
+        raise NotImplementedError
+
+    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        raise NotImplementedError
+
+    def disabled_reason(self, options: SearchOptions) -> str | None:
+        """Why this engine cannot run with these options (missing key/URL), else None."""
+        if self.facts.key_env and not options.api_key:
+            return f"set {self.facts.key_env} to enable"
+        if self.facts.url_env and not options.base_url:
+            return f"set {self.facts.url_env} to enable"
+        return None
+
+
+def rows_from(items: list[tuple[str, str, str, date | None]]) -> tuple[Row, ...]:
+    """Number (title, url, snippet, date) tuples 1..n, dropping rows without title or URL."""
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for title, url, snippet, when in items:
+        if not title or not url or url in seen:
+            continue
+        seen.add(url)
+        rows.append(Row(title=title, url=url, snippet=snippet, position=len(rows) + 1, date=when))
+    return tuple(rows)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+def http_failure(response: Response) -> Parsed | None:
+    """The classification HTTP status alone gives, or None for a 2xx answer.
+
+    Engines call this first and then look at the page; an engine with its own
+    meaning for a status (DDG's 202 rate-limit page) checks that before.
+    """
+    status = response.status
+    retry_after = parse_retry_after(response.headers.get("retry-after"))
+    if 200 <= status < 300:
+        return None
+    if status == 429:
+        return Parsed("ratelimited", detail="HTTP 429", retry_after=retry_after)
+    if status in (401, 403, 451):
+        return Parsed("blocked", detail=f"HTTP {status}", retry_after=retry_after)
+    if status == 503 and retry_after is not None:
+        return Parsed("ratelimited", detail="HTTP 503 with Retry-After", retry_after=retry_after)
+    if 300 <= status < 400:
+        where = response.headers.get("location", "")
+        return Parsed("error", detail=f"HTTP {status} redirect not followed ({where[:80]})")
+    return Parsed("error", detail=f"HTTP {status}", retry_after=retry_after)
+
+
+def not_understood(what: str) -> Parsed:
+    """A page with neither rows nor a recognised no-results message: markup drift."""
+    return Parsed("error", detail=f"page not understood: {what}")

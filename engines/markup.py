@@ -1,0 +1,56 @@
+"""Reading engine HTML: one parser backend and whitespace-faithful text."""
+
+from __future__ import annotations
+
+import re
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+_SPACE = re.compile(r"\s+")
+
+
+def parse_html(text: str) -> LexborHTMLParser:
+    return LexborHTMLParser(text)
+
+
+def text_of(node: LexborNode | None) -> str:
+    """Visible text of a node with whitespace collapsed.
+
+    Text nodes are joined without a separator, so `Foo <b>bar</b>` keeps its
+    own spacing and `<b>Onimai</b>: x` does not gain a stray space.
+    """
+    if node is None:
+        return ""
+    return _SPACE.sub(" ", node.text(deep=True, separator="", strip=False)).strip()
+
+
+def first(node: LexborNode, *selectors: str) -> LexborNode | None:
+    """The first match of the first selector that matches anything."""
+    for selector in selectors:
+        found = node.css_first(selector)
+        if found is not None:
+            return found
+    return None
+
+
+def attr(node: LexborNode | None, name: str) -> str:
+    if node is None:
+        return ""
+    return (node.attributes.get(name) or "").strip()
+
+
+def page_text(tree: LexborHTMLParser, limit: int = 20000) -> str:
+    """Visible text of the body (scripts and styles excluded), for block-page checks."""
+    body = tree.body
+    if body is None:
+        return ""
+    parts = []
+    for node in body.traverse(include_text=True):
+        if node.tag == "-text":
+            parent = node.parent
+            if parent is not None and parent.tag in ("script", "style", "noscript", "template"):
+                continue
+            parts.append(node.text_content or "")
+            if sum(len(p) for p in parts) > limit:
+                break
+    return _SPACE.sub(" ", " ".join(parts)).strip()

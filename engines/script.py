@@ -1,0 +1,23 @@
+"""Which writing system a text is in: CJK text has no spaces between words."""
+
+from __future__ import annotations
+
+import re
+
+# Han ideographs (incl. extension A and compatibility), kana, hangul, CJK punctuation excluded.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def is_cjk_char(char: str) -> bool:
+    return bool(_CJK.match(char))
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text or ""))
+
+
+def cjk_ratio(text: str) -> float:
+    letters = [c for c in text or "" if c.isalnum()]
+    if not letters:
+        return 0.0
+    return sum(1 for c in letters if is_cjk_char(c)) / len(letters)

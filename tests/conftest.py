@@ -1,0 +1,52 @@
+"""Shared fixtures: the real-page corpus beside the project, and engine responses."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from engines.base import Headers, Response, SearchOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("METASEARCH_CORPUS", ROOT.parent / "shared" / "serp-corpus"))
+
+
+def corpus_path(*parts: str) -> Path:
+    """A path inside ../shared/serp-corpus, skipping the test when the corpus is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"real-page corpus not found at {CORPUS} (../shared is absent); parser conformance needs it")
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not in this copy of the corpus")
+    return path
+
+
+def corpus_files(engine_dir: str, pattern: str = "*.html") -> list[str]:
+    """File names for parametrising; empty (tests then skip) when the corpus is absent."""
+    folder = CORPUS / engine_dir
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.glob(pattern) if "CASSETTE" not in p.name)
+
+
+def response_from_bytes(body: bytes, url: str = "https://example.invalid/", status: int = 200,
+                        headers: dict[str, str] | None = None, encoding: str | None = None) -> Response:
+    """A Response as the transport would hand it to a parser."""
+    if encoding is None:
+        if body.startswith(b"\xff\xfe") or body.startswith(b"\xfe\xff"):
+            encoding = "utf-16"
+        else:
+            encoding = "utf-8"
+    return Response(status=status, url=url, headers=Headers(headers or {}), body=body,
+                    text=body.decode(encoding, errors="replace"))
+
+
+FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0)
+
+
+@pytest.fixture
+def options() -> SearchOptions:
+    return SearchOptions(now=FIXED_NOW)
