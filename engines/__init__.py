@@ -6,12 +6,12 @@ all I/O and never lets engines import it back.
 
 from __future__ import annotations
 
-from engines import bing, bing_cn, duckduckgo_html
+from engines import bing, bing_cn, duckduckgo_html, duckduckgo_lite, startpage, yahoo
 from engines.base import Engine
 
 ENGINES: dict[str, Engine] = {
     module.ENGINE.name: module.ENGINE
-    for module in (duckduckgo_html, bing, bing_cn)
+    for module in (duckduckgo_html, bing, bing_cn, duckduckgo_lite, yahoo, startpage)
 }
 
 

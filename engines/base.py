@@ -45,7 +45,12 @@ class EngineFacts:
     # Operators the engine applies itself; the pipeline filters rows of the others.
     native_site: bool = False
     native_time: bool = False
+    # Time ranges the engine applies itself when native_time is set; None = all of them.
+    native_time_ranges: tuple[str, ...] | None = None
     description: str = ""
+
+    def applies_time(self, time_range: str | None) -> bool:
+        return self.native_time and (self.native_time_ranges is None or time_range in self.native_time_ranges)
 
 
 @dataclass(frozen=True)

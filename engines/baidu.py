@@ -1,0 +1,261 @@
+"""Baidu web search, HTML results page (www.baidu.com/s), Baidu's own index.
+
+The time range is Baidu's `gpc=stf=<from>,<to>|stftype=1` filter (Unix
+seconds, counted back from options.now with SearXNG's spans: a day, 7 days,
+30 days, 365 days) plus `tfflag=1`; `rn` asks for 10..50 rows. Baidu has no
+safe-search or region switch on this endpoint.
+
+Links: Baidu wraps every result in `https://www.baidu.com/link?url=<opaque>`,
+which only Baidu can resolve. The real target is used when the page states it
+(the container's `mu` attribute, or a title link that already points off
+Baidu); otherwise the /link?url= address is kept as it is, absolute. No target
+is ever guessed.
+
+Which containers are rows:
+- `div.result.c-container` (organic results) are rows unless they are ads;
+- `div.result-op.c-container` (Baidu's "aladdin" cards) are rows only when
+  they are one titled link to one page (Baike, Tieba, a news item): cards for
+  verticals and widgets (images, videos, music, dictionary, related searches,
+  news carousels...) are not.
+The parser also reads Baidu's news vertical (`tn=news`): its items are
+`result-op` cards of template `news-normal`, one article each.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from urllib.parse import urlsplit
+
+from engines.base import (
+    Engine,
+    EngineFacts,
+    Parsed,
+    Request,
+    Response,
+    SearchOptions,
+    http_failure,
+    not_understood,
+    rows_from,
+)
+from engines.browser import browser_headers
+from engines.dates import leading_date, parse_date
+from engines.markup import attr, first, page_text, parse_html, text_of
+from engines.redirects import unwrap
+
+URL = "https://www.baidu.com/s"
+
+# SearXNG's baidu spans for its gpc time filter, in seconds.
+_SPAN = {"day": 86400, "week": 604800, "month": 2592000, "year": 31536000}
+
+# Templates of result-op cards that are verticals, carousels or widgets, not a
+# result pointing at one page. Matched as substrings of the tpl attribute.
+_CARD_TPL_EXCLUDED = (
+    "img", "image", "video", "music", "dict", "fanyi", "recommend", "realtime",
+    "rel", "app/rs", "weather", "calendar", "calculator", "map", "exactqa",
+    "right_", "toplist", "kg_entity", "sp_purc", "ecom", "tuiguang",
+)
+# Card templates that are a single page even though their tpl says "news".
+_CARD_TPL_KEPT = ("news-normal",)
+
+# Baidu vertical/search pages: a card pointing at one of these is a carousel.
+_VERTICAL_HOSTS = ("image.baidu.com", "video.baidu.com", "music.baidu.com", "map.baidu.com",
+                   "haokan.baidu.com", "fanyi.baidu.com")
+
+_BLOCK_MARKERS = ("百度安全验证", "wappass.baidu.com", "安全验证", "请输入验证码",
+                  "网络不给力，请稍后重试")
+_NO_RESULTS_TEXT = ("没有找到与", "没有找到该URL", "抱歉，未找到相关结果", "未找到相关结果")
+
+_SNIPPET_SELECTORS = (
+    ".c-abstract",
+    "[class*='content-right']",
+    "[aria-label^='摘要']",
+    "span.c-color-text",
+    "[class*='abstract']",
+    "[class*='summary-text']",
+    ".c-span-last p",
+    ".c-span-last",
+    "p.c-color-text",
+)
+_DATE_SELECTORS = (
+    "[class*='newTimeFactor']",
+    "[aria-label^='发布于']",
+    ".c-abstract span.c-color-gray2",
+    "[class*='content-right'] span.c-color-gray2",
+    ".c-span-last span.c-color-gray2",
+    "span.c-color-gray2",
+)
+_SPACE = re.compile(r"\s+")
+
+
+def _epoch(now: datetime | None) -> int:
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:  # a naive reference time is taken as UTC
+        now = now.replace(tzinfo=timezone.utc)
+    return int(now.timestamp())
+
+
+def time_filter(time_range: str, now: datetime | None) -> str:
+    end = _epoch(now)
+    return f"stf={end - _SPAN[time_range]},{end}|stftype=1"
+
+
+def _nested(node) -> bool:
+    """True for a c-container inside another one (Tieba cards nest one)."""
+    parent = node.parent
+    while parent is not None:
+        if "c-container" in attr(parent, "class").split():
+            return True
+        parent = parent.parent
+    return False
+
+
+def _is_ad(block) -> bool:
+    if "data-tuiguang" in block.attributes or "cmatchid" in block.attributes:
+        return True
+    classes = attr(block, "class").lower().split()
+    if any("tuiguang" in c or c.startswith(("ec_", "ec-")) for c in classes):
+        return True
+    block_id = attr(block, "id")
+    if block_id.isdigit() and int(block_id) >= 3000:  # Baidu numbers its ads 3001, 3002...
+        return True
+    if block.css_first("[class*='tuiguang'], [data-tuiguang], [class*='ec-ad']") is not None:
+        return True
+    for label in block.css("span, a, div"):
+        if text_of(label) == "广告" and len(label.css("*")) <= 2:
+            return True
+    return False
+
+
+def _absolute_http(url: str) -> bool:
+    return url.startswith(("http://", "https://")) and bool(urlsplit(url).hostname)
+
+
+def _is_baidu_link(url: str) -> bool:
+    parts = urlsplit(url)
+    return (parts.hostname or "").endswith("baidu.com") and parts.path == "/link"
+
+
+def _target(block, link, base: str) -> str:
+    """The result's real URL when the page states it, else Baidu's /link?url= address."""
+    mu = attr(block, "mu")
+    href = unwrap(attr(link, "href"), base)
+    if mu and _absolute_http(mu):
+        host = (urlsplit(mu).hostname or "").lower()
+        # Synthetic placeholders such as http://28608.recommend_list.baidu.com
+        if not re.match(r"^\d+\.[a-z_]+\.baidu\.com$", host):
+            return mu
+    return href
+
+
+def _card_is_result(block, url: str) -> bool:
+    tpl = attr(block, "tpl").lower()
+    if any(tpl.startswith(kept) for kept in _CARD_TPL_KEPT):
+        return True
+    if any(word in tpl for word in _CARD_TPL_EXCLUDED):
+        return False
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if host in _VERTICAL_HOSTS:
+        return False
+    if host.endswith("baidu.com") and (parts.path in ("/s", "/sf/vsearch") or parts.path.startswith("/sf/")):
+        return False
+    return True
+
+
+def _without_prefix(text: str, prefix: str) -> str:
+    text = text.strip()
+    if prefix and text.startswith(prefix):
+        return text[len(prefix):].lstrip(" -·\u00a0")
+    return text
+
+
+def _snippet_and_date(block, title: str, options: SearchOptions):
+    node = first(block, *_SNIPPET_SELECTORS)
+    snippet = text_of(node)
+    stamp_node = first(block, *_DATE_SELECTORS)
+    stamp = text_of(stamp_node)
+    when = parse_date(stamp, options.now) if stamp else None
+    if when is not None:
+        snippet = _without_prefix(snippet, stamp)
+    else:
+        when = leading_date(snippet, options.now)
+    if snippet == title:
+        snippet = ""
+    return snippet, when
+
+
+class Baidu(Engine):
+    facts = EngineFacts(
+        name="baidu",
+        tier="primary",
+        weight=0.8,
+        region="cjk",
+        index="baidu",
+        native_site=True,
+        native_time=True,
+        description="Baidu web search (HTML), Baidu's own Chinese index",
+    )
+
+    def build(self, query: str, options: SearchOptions) -> Request:
+        text = f"{query} site:{options.site}" if options.site else query
+        count = min(max(options.count, 10), 50)
+        params: list[tuple[str, str]] = [("wd", text), ("rn", str(count)), ("ie", "utf-8")]
+        if options.time_range:
+            params.append(("gpc", time_filter(options.time_range, options.now)))
+            params.append(("tfflag", "1"))
+        region = options.region or ""
+        headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
+        headers["Referer"] = "https://www.baidu.com/"
+        return Request("GET", URL, params=tuple(params), headers=headers)
+
+    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        location = response.headers.get("location", "") or ""
+        if 300 <= response.status < 400 and ("wappass" in location or "captcha" in location):
+            return Parsed("blocked", detail="redirected to Baidu's security check (wappass)")
+        failure = http_failure(response)
+        if failure:
+            return failure
+        try:
+            return self._parse_page(response, options)
+        except Exception as exc:  # never raise from parse
+            return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
+
+    def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
+        text = response.text or ""
+        if "wappass.baidu.com" in (response.url or ""):
+            return Parsed("blocked", detail="Baidu security check (wappass captcha)")
+        tree = parse_html(text)
+        for node in tree.css("style, script"):
+            node.decompose()  # Baidu inlines CSS inside result blocks
+        base = response.url or URL
+        items = []
+        for block in tree.css(".c-container"):
+            if _nested(block) or _is_ad(block):
+                continue
+            link = first(block, "h3 a")
+            if link is None:
+                continue
+            title = text_of(link)
+            url = _target(block, link, base)
+            if not _absolute_http(url):
+                continue
+            classes = attr(block, "class").split()
+            if "result-op" in classes and not _card_is_result(block, url):
+                continue
+            snippet, when = _snippet_and_date(block, title, options)
+            items.append((title, url, snippet, when))
+        rows = rows_from(items)
+        if rows:
+            return Parsed("ok", rows)
+
+        title = text_of(tree.css_first("title"))
+        visible = page_text(tree, 6000)
+        if any(marker in title or marker in visible for marker in _BLOCK_MARKERS) or "wappass.baidu.com" in text:
+            return Parsed("blocked", detail="Baidu security check (百度安全验证 / captcha)")
+        if tree.css_first(".content_none, .nors") is not None or any(m in visible for m in _NO_RESULTS_TEXT):
+            return Parsed("empty", detail="no results")
+        return not_understood("no result containers and no no-results message")
+
+
+ENGINE = Baidu()

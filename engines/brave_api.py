@@ -1,0 +1,187 @@
+"""Brave Search API (api.search.brave.com/res/v1/web/search): Brave's own index, keyed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from engines.base import (
+    Engine,
+    EngineFacts,
+    Parsed,
+    Request,
+    Response,
+    SearchOptions,
+    http_failure,
+    not_understood,
+    parse_retry_after,
+    rows_from,
+)
+from engines.browser import api_headers
+from engines.dates import parse_date
+from engines.markup import parse_html, text_of
+from engines.redirects import unwrap
+
+URL = "https://api.search.brave.com/res/v1/web/search"
+_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+# Brave's search_lang codes where they differ from the plain language subtag.
+_LANGS = {"zh-cn": "zh-hans", "zh-sg": "zh-hans", "zh-tw": "zh-hant", "zh-hk": "zh-hant",
+          "zh-mo": "zh-hant", "zh": "zh-hans", "ja": "jp", "en-gb": "en-gb", "pt-br": "pt-br",
+          "pt-pt": "pt-pt", "no": "nb"}
+# Error codes Brave puts in {"type": "ErrorResponse", "error": {"code": ...}}.
+_KEY_CODES = ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND", "UNAUTHORIZED")
+_QUOTA_CODES = ("QUOTA_LIMITED", "USAGE_LIMIT_EXCEEDED", "SUBSCRIPTION_EXPIRED", "PAYMENT_REQUIRED")
+
+
+def search_lang(region: str) -> str:
+    lowered = region.lower()
+    if lowered in _LANGS:
+        return _LANGS[lowered]
+    lang = lowered.split("-")[0]
+    return _LANGS.get(lang, lang)
+
+
+def html_text(fragment: str) -> str:
+    """Brave's descriptions carry <strong> highlighting and HTML entities."""
+    if "<" not in fragment and "&" not in fragment:
+        return " ".join(fragment.split())
+    return text_of(parse_html(f"<div>{fragment}</div>").css_first("div"))
+
+
+def _load(response: Response) -> object:
+    try:
+        return json.loads(response.text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _error(data: object) -> tuple[str, str]:
+    """(code, detail) of a Brave ErrorResponse, else empty strings."""
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        error = data["error"]
+        code = error.get("code") if isinstance(error.get("code"), str) else ""
+        detail = error.get("detail") if isinstance(error.get("detail"), str) else ""
+        return code, detail[:160]
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return "", data["message"][:160]
+    return "", ""
+
+
+def rate_limit_reset(response: Response) -> float | None:
+    """Seconds until the exhausted window resets, from X-RateLimit-Remaining / -Reset.
+
+    Brave sends one value per window ("1, 1419704": per second, per month); the
+    window whose remaining count is 0 is the one that stopped us.
+    """
+    remaining = (response.headers.get("x-ratelimit-remaining") or "").split(",")
+    reset = (response.headers.get("x-ratelimit-reset") or "").split(",")
+    waits = []
+    for left, wait in zip(remaining, reset):
+        left, wait = left.strip(), wait.strip()
+        if left == "0" and wait.isdigit():
+            waits.append(float(wait))
+    return max(waits) if waits else None
+
+
+def keyed_failure(response: Response, data: object) -> Parsed | None:
+    status = response.status
+    if 200 <= status < 300:
+        return None
+    code, message = _error(data)
+    suffix = f": {code or ''}{' ' if code and message else ''}{message}" if code or message else ""
+    retry_after = parse_retry_after(response.headers.get("retry-after")) or rate_limit_reset(response)
+    if status in (401, 403) or code in _KEY_CODES:
+        # Brave answers a bad token with 422 SUBSCRIPTION_TOKEN_INVALID.
+        return Parsed("error", detail=f"API key rejected (HTTP {status}){suffix}")
+    if status == 402 or code in _QUOTA_CODES:
+        return Parsed("ratelimited", detail=f"Brave API quota exhausted (HTTP {status}){suffix}",
+                      retry_after=retry_after)
+    if status == 429:
+        return Parsed("ratelimited", detail=f"HTTP 429 rate limit{suffix}", retry_after=retry_after)
+    failure = http_failure(response) or Parsed("error", detail=f"HTTP {status}")
+    return dataclasses.replace(failure, detail=failure.detail + suffix)
+
+
+class BraveApi(Engine):
+    facts = EngineFacts(
+        name="brave-api",
+        tier="primary",
+        weight=1.0,
+        region="global",
+        index="brave",
+        key_env="BRAVE_API_KEY",
+        native_site=True,
+        native_time=True,
+        description="Brave Search API (Brave's own index), keyed",
+    )
+
+    def build(self, query: str, options: SearchOptions) -> Request:
+        text = f"{query} site:{options.site}" if options.site else query
+        params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 1), 20)))]
+        if options.region:
+            if "-" in options.region:
+                params.append(("country", options.region.split("-", 1)[1].upper()))
+            params.append(("search_lang", search_lang(options.region)))
+        if options.time_range:
+            params.append(("freshness", _FRESHNESS[options.time_range]))
+        params.append(("safesearch", options.safesearch))  # off | moderate | strict, Brave's own names
+        headers = api_headers()
+        headers["Accept"] = "application/json"
+        key = options.api_key or ""
+        headers["X-Subscription-Token"] = key
+        return Request("GET", URL, params=tuple(params), headers=headers, secrets=(key,) if key else ())
+
+    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        data = _load(response)
+        failure = keyed_failure(response, data)
+        if failure:
+            return failure
+        if not isinstance(data, dict):
+            if response.body[:2] == b"\x1f\x8b":
+                return not_understood("body is still gzip-compressed")
+            return not_understood("response is not a JSON object")
+        web = data.get("web")
+        if web is None:
+            if data.get("type") == "search":
+                # A well-formed answer with no web section: Brave found nothing
+                # (query.bad_results is set for junk queries like a lone "\").
+                return Parsed("empty", detail="no web results")
+            return not_understood("no web section")
+        results = web.get("results") if isinstance(web, dict) else None
+        if not isinstance(results, list):
+            return not_understood("web section without results")
+        if not results:
+            return Parsed("empty", detail="no web results")
+        items = []
+        for result in results:
+            if not isinstance(result, dict):
+                continue
+            url = result.get("url")
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                continue
+            title = result.get("title")
+            description = result.get("description")
+            items.append((
+                html_text(title) if isinstance(title, str) else "",
+                unwrap(url),
+                html_text(description) if isinstance(description, str) else "",
+                _date(result, options),
+            ))
+        rows = rows_from(items)
+        if rows:
+            return Parsed("ok", rows)
+        return not_understood("web results without title and URL")
+
+
+def _date(result: dict, options: SearchOptions):
+    # page_age is an absolute ISO timestamp; age is its display form ("4 days ago").
+    for key in ("page_age", "age"):
+        value = result.get(key)
+        if isinstance(value, str) and value.strip():
+            found = parse_date(value, options.now)
+            if found:
+                return found
+    return None
+
+
+ENGINE = BraveApi()

@@ -1,0 +1,145 @@
+"""A self-hosted SearXNG instance (<base>/search?format=json): itself a metasearch engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+
+from engines.base import (
+    Engine,
+    EngineFacts,
+    Parsed,
+    Request,
+    Response,
+    SearchOptions,
+    http_failure,
+    not_understood,
+    rows_from,
+)
+from engines.browser import api_headers
+from engines.dates import leading_date, parse_date
+from engines.redirects import unwrap
+
+_SAFE = {"off": "0", "moderate": "1", "strict": "2"}
+_SPACE = re.compile(r"\s+")
+
+
+def base_of(base_url: str) -> str:
+    """The instance URL without a trailing slash; a bare host gets http://."""
+    base = base_url.strip()
+    if "://" not in base:
+        base = "http://" + base
+    return base.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+
+
+def language_for(region: str | None) -> str:
+    if not region:
+        return "auto"
+    if "-" in region:
+        lang, country = region.split("-", 1)
+        return f"{lang.lower()}-{country.upper()}"
+    return region.lower()
+
+
+def _text(value: object) -> str:
+    return _SPACE.sub(" ", html.unescape(value)).strip() if isinstance(value, str) else ""
+
+
+def _load(response: Response) -> object:
+    try:
+        return json.loads(response.text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _unresponsive(data: dict) -> list[str]:
+    # [["google", "CAPTCHA"], ["bing", "timeout"], ...]
+    names = []
+    entries = data.get("unresponsive_engines")
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, (list, tuple)) and entry:
+                names.append(": ".join(str(part) for part in entry[:2]))
+            elif isinstance(entry, str):
+                names.append(entry)
+    return names
+
+
+class Searxng(Engine):
+    facts = EngineFacts(
+        name="searxng",
+        tier="primary",
+        weight=1.0,
+        region="global",
+        index="searxng",
+        url_env="METASEARCH_SEARXNG_URL",
+        native_site=True,
+        native_time=True,
+        description="Self-hosted SearXNG instance (JSON API), set by URL",
+    )
+
+    def build(self, query: str, options: SearchOptions) -> Request:
+        if not options.base_url:
+            raise ValueError("searxng needs options.base_url (set METASEARCH_SEARXNG_URL)")
+        text = f"{query} site:{options.site}" if options.site else query
+        params: list[tuple[str, str]] = [
+            ("q", text),
+            ("format", "json"),
+            ("pageno", "1"),
+            ("language", language_for(options.region)),
+        ]
+        if options.time_range:
+            params.append(("time_range", options.time_range))  # day | week | month | year
+        params.append(("safesearch", _SAFE[options.safesearch]))
+        return Request("GET", base_of(options.base_url) + "/search", params=tuple(params), headers=api_headers())
+
+    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        data = _load(response)
+        if response.status == 403:
+            # SearXNG answers 403 when "json" is not in search.formats of settings.yml.
+            return Parsed("error", detail="HTTP 403: format=json is disabled on the SearXNG instance "
+                                          "(add json to search.formats in settings.yml)")
+        failure = http_failure(response)
+        if failure:
+            if response.status == 429:
+                return dataclasses.replace(failure, detail="HTTP 429 (SearXNG limiter)")
+            return failure
+        if not isinstance(data, dict):
+            if response.text.lstrip()[:1] == "<":
+                return not_understood("HTML page instead of JSON (is base_url the SearXNG instance?)")
+            return not_understood("response is not a JSON object")
+        results = data.get("results")
+        if not isinstance(results, list):
+            return not_understood("no results array")
+        items = []
+        for result in results:
+            if not isinstance(result, dict):
+                continue
+            url = result.get("url")
+            if not isinstance(url, str):
+                continue
+            # Upstream engines' redirect wrappers can survive SearXNG; unwrap them.
+            url = unwrap(url)
+            if not url.startswith(("http://", "https://")):
+                continue
+            content = _text(result.get("content"))
+            stamp = result.get("publishedDate")
+            when = parse_date(stamp, options.now) if isinstance(stamp, str) and stamp else None
+            if when is None:
+                when = leading_date(content, options.now)  # "3 days ago · …" relayed from Bing
+            items.append((_text(result.get("title")), url, content, when))
+        rows = rows_from(items)
+        if rows:
+            return Parsed("ok", rows)
+        if results:
+            return not_understood("results without title and URL")
+        failed = _unresponsive(data)
+        if failed:
+            # No results because every upstream engine failed, not because there are none.
+            return Parsed("error", detail="no results; unresponsive engines: " + ", ".join(failed)[:200])
+        return Parsed("empty", detail="no results")
+
+
+ENGINE = Searxng()

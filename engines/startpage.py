@@ -1,0 +1,222 @@
+"""Startpage (www.startpage.com), Google's index, in two steps.
+
+Startpage refuses searches without the `sc` token its own search form carries,
+so `build` fetches the home page and `parse` of that page answers with a
+follow-up request: the real search, a form POST to /sp/search mirroring the
+fields of Startpage's `form#search` (query, cat, t, sc, language, lui, qsr,
+qadf, with_date, abd, abe). Parsing a results page gives rows.
+
+Results are `div.result` blocks with css-hashed classes (`result css-o7i03b`);
+only stable class tokens are used: `result`, `result-title` / `result-link`
+(the title link, wrapping an h2), `description` (the snippet, which may start
+with a date: "14 Oct 2023 ... text").
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from engines.base import (
+    Engine,
+    EngineFacts,
+    Parsed,
+    Request,
+    Response,
+    SearchOptions,
+    http_failure,
+    not_understood,
+    rows_from,
+)
+from engines.browser import browser_headers
+from engines.dates import leading_date
+from engines.markup import attr, first, page_text, parse_html, text_of
+from engines.redirects import unwrap
+
+BASE = "https://www.startpage.com"
+HOME_URL = BASE + "/"
+SEARCH_URL = BASE + "/sp/search"
+
+_TIME = {"day": "d", "week": "w", "month": "m", "year": "y"}
+# qadf is Startpage's family filter: "heavy" (on), "none" (off); its form default is "moderate".
+_SAFE = {"off": "none", "moderate": "moderate", "strict": "heavy"}
+
+# Values of Startpage's `language` / `lui` settings (its settings form's option values).
+_LANGUAGES = {
+    "en": "english", "de": "deutsch", "fr": "francais", "es": "espanol", "it": "italiano",
+    "nl": "nederlands", "pt": "portugues", "pl": "polski", "ru": "russian", "uk": "ukrainian",
+    "sv": "svenska", "da": "dansk", "no": "norsk", "nb": "norsk", "fi": "suomi", "tr": "turkce",
+    "cs": "czech", "hu": "hungarian", "ro": "romanian", "el": "greek", "bg": "bulgarian",
+    "he": "hebrew", "ar": "arabic", "hi": "hindi", "th": "thai", "vi": "vietnamese",
+    "id": "indonesian", "ms": "malay", "ja": "nihongo", "ko": "hangul", "zh": "jiantizhongwen",
+}
+_TRADITIONAL_CHINESE = ("zh-tw", "zh-hk", "zh-mo", "zh-hant")
+# `qsr` (search results region) values of Startpage's settings form.
+_REGIONS = {
+    "en-us": "en_US", "es-us": "es_US", "en-gb": "en-GB_GB", "en-au": "en_AU", "en-ca": "en_CA",
+    "fr-ca": "en_FR", "en-za": "en_ZA", "en-my": "en_MY", "ms-my": "ms_MY", "de-de": "de_DE",
+    "de-at": "de_AT", "de-ch": "de_CH", "fr-ch": "fr_CH", "it-ch": "it_CH", "fr-fr": "fr_FR",
+    "fr-be": "fr_BE", "nl-be": "nl_BE", "nl-nl": "nl_NL", "es-es": "es_ES", "ca-es": "ca_ES",
+    "es-cl": "es_CL", "it-it": "it_IT", "pt-pt": "pt_PT", "pt-br": "pt-BR_BR", "pl-pl": "pl_PL",
+    "ru-ru": "ru_RU", "ru-by": "ru_BY", "sv-se": "sv_SE", "da-dk": "da_DK", "fi-fi": "fi_FI",
+    "nb-no": "no_NO", "no-no": "no_NO", "el-gr": "el_GR", "ro-ro": "ro_RO", "bg-bg": "bg_BG",
+    "tr-tr": "tr_TR", "ar-eg": "ar_EG", "hi-in": "hi_IN", "ja-jp": "ja_JP", "ko-kr": "ko_KR",
+    "zh-cn": "zh-CN_CN", "zh-tw": "zh-TW_TW", "zh-hk": "zh-TW_HK",
+}
+
+# In markup (a form posting to /sp/captcha, a captcha widget) or in the visible text.
+_CAPTCHA_MARKUP = ("/sp/captcha", "g-recaptcha", "h-captcha", "hcaptcha.com", "captcha-form")
+_CAPTCHA_TEXT = ("captcha", "error 883", "unusual traffic", "verify you are human", "verify you're human")
+_NO_RESULTS_MARKERS = (
+    "did not match any documents",
+    "did not match any results",
+    "No results found for",
+    "We didn't find any results",
+    "We did not find any results",
+)
+_AD_CONTAINER = re.compile(r"(?:^|[\s_-])(?:sponsored|ads?|a-gl)(?:[\s_-]|$)", re.I)
+
+
+def language_for(region: str | None) -> str:
+    if not region:
+        return "english"
+    lowered = region.lower()
+    if lowered.startswith(_TRADITIONAL_CHINESE):
+        return "fantizhengwen"
+    return _LANGUAGES.get(lowered.split("-")[0], "english")
+
+
+def region_for(region: str | None) -> str:
+    if not region:
+        return "all"
+    return _REGIONS.get(region.lower(), "all")
+
+
+def search_request(query: str, options: SearchOptions, token: str | None) -> Request:
+    """The real search: a POST to /sp/search as Startpage's own search form sends it."""
+    text = f"{query} site:{options.site}" if options.site else query
+    language = language_for(options.region)
+    form: list[tuple[str, str]] = [("query", text), ("cat", "web"), ("t", "device")]
+    if token:
+        form.append(("sc", token))
+    form += [
+        ("language", language),
+        ("lui", language),
+        ("abd", "0"),
+        ("abe", "0"),
+        ("qsr", region_for(options.region)),
+        ("qadf", _SAFE.get(options.safesearch, "moderate")),
+        ("with_date", _TIME.get(options.time_range or "", "")),
+    ]
+    headers = browser_headers(options.region)
+    headers.update({
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Origin": BASE,
+        "Referer": HOME_URL,
+    })
+    return Request("POST", SEARCH_URL, form=tuple(form), headers=headers)
+
+
+def _path(url: str) -> tuple[str, str]:
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return "", ""
+    return (parts.hostname or "").lower(), parts.path or "/"
+
+
+def _token(tree) -> str:
+    """The sc token of the search form (form#search first, then any sc input)."""
+    node = first(tree, 'form#search input[name="sc"]', 'form[action="/sp/search"] input[name="sc"]',
+                 'input[name="sc"]')
+    return attr(node, "value")
+
+
+def _has_search_form(tree) -> bool:
+    return first(tree, "form#search", 'form[action="/sp/search"]', 'input[name="sc"]') is not None
+
+
+def _query_shown(tree) -> str:
+    """The query a results page echoes in its forms (a home page has none)."""
+    for node in tree.css('input[name="query"]'):
+        value = attr(node, "value")
+        if value:
+            return value
+    return ""
+
+
+def _inside_ads(block) -> bool:
+    parent = block.parent
+    while parent is not None and parent.tag not in ("body", "html"):
+        if _AD_CONTAINER.search(attr(parent, "id")) or _AD_CONTAINER.search(attr(parent, "class")):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _is_ad_or_internal(url: str) -> bool:
+    host, path = _path(url)
+    if re.match(r"^(www\.)?google\.[a-z.]+$", host) and path.startswith(("/aclk", "/pagead")):
+        return True
+    return host.endswith("startpage.com")
+
+
+class Startpage(Engine):
+    facts = EngineFacts(
+        name="startpage",
+        tier="fallback",
+        weight=0.9,
+        region="global",
+        index="google",
+        native_site=True,
+        native_time=True,
+        description="Startpage (Google results); home page token, then a form POST",
+    )
+
+    def build(self, query: str, options: SearchOptions) -> Request:
+        return Request("GET", HOME_URL, headers=browser_headers(options.region))
+
+    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        host, path = _path(response.url)
+        if host.endswith("startpage.com") and path.startswith("/sp/captcha"):
+            return Parsed("blocked", detail="Startpage captcha (redirected to /sp/captcha)")
+        failure = http_failure(response)
+        if failure:
+            return failure
+        text = response.text or ""
+        tree = parse_html(text)
+        base = response.url if (response.url or "").startswith("http") else SEARCH_URL
+        items = []
+        blocks = tree.css("div.result")
+        for block in blocks:
+            if _inside_ads(block):
+                continue
+            link = first(block, "a.result-title", "a.result-link", "h2 a[href]", "h3 a[href]")
+            if link is None:
+                continue
+            url = unwrap(attr(link, "href"), base)
+            if not url.startswith(("http://", "https://")) or _is_ad_or_internal(url):
+                continue
+            title = text_of(first(link, "h2", "h3")) or text_of(link)
+            snippet = text_of(first(block, "p.description", ".description"))
+            items.append((title, url, snippet, leading_date(snippet, options.now)))
+        rows = rows_from(items)
+        if rows:
+            return Parsed("ok", rows)
+        visible = page_text(tree, 8000)
+        lowered = visible.lower()
+        if any(marker in text for marker in _CAPTCHA_MARKUP) or any(m in lowered for m in _CAPTCHA_TEXT):
+            return Parsed("blocked", detail="Startpage captcha page")
+        if any(marker in visible for marker in _NO_RESULTS_MARKERS):
+            return Parsed("empty", detail="no results")
+        searched = host.endswith("startpage.com") and path.startswith("/sp/search")
+        home_like = _has_search_form(tree) or host.endswith("startpage.com")
+        if not blocks and not searched and home_like and not _query_shown(tree):
+            # The home page: its search form carries the token the real search needs.
+            token = _token(tree)
+            detail = "home page token" if token else "home page without sc token; searching without it"
+            return Parsed("ok", rows=(), detail=detail, follow_up=search_request(query, options, token or None))
+        return not_understood("no div.result blocks and no no-results message")
+
+
+ENGINE = Startpage()

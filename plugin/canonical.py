@@ -1,0 +1,106 @@
+"""Canonical URLs: one page, one identity, whichever engine or wrapper it came through.
+
+`canonical_url` is the clean display URL (wrapper unwrapped, tracking
+parameters, default port and fragment dropped, host lower-cased): faithful to
+the page. `identity` additionally folds scheme, `www.`, a trailing slash,
+percent-encoding and parameter order, for de-duplication only.
+"""
+
+from __future__ import annotations
+
+import functools
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+import tldextract
+
+from engines.redirects import unwrap
+
+_TRACKING_EXACT = frozenset({
+    "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "yclid", "twclid", "ttclid",
+    "igshid", "mc_cid", "mc_eid", "_hsenc", "_hsmi", "hsctatracking", "mkt_tok", "spm", "spm_id_from",
+    "scm", "from_spmid", "share_source", "share_medium", "share_plat", "share_session_id", "share_from",
+    "vd_source", "ref_src", "ref_url", "_ga", "_gl", "oly_anon_id", "oly_enc_id", "rb_clickid", "s_cid",
+    "wt.mc_id", "cmpid", "ncid", "sr_share", "si", "trk", "trkcampaign", "rut", "fclid", "ocid",
+})
+_TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hmsr", "hmpl", "hmcu", "hmkw", "hmci")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Characters left unescaped when normalising a path for identity.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+@functools.lru_cache(maxsize=1)
+def _extractor() -> tldextract.TLDExtract:
+    # The bundled public-suffix snapshot only: never reach for the network.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def is_tracking_param(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TRACKING_EXACT or lowered.startswith(_TRACKING_PREFIXES)
+
+
+def canonical_url(url: str) -> str | None:
+    """A clean absolute http(s) URL, or None when `url` is not one (javascript:, data:, relative...)."""
+    if not url or not isinstance(url, str):
+        return None
+    url = unwrap(url.strip())
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https"):
+            return None
+        host = (parts.hostname or "").lower().rstrip(".")
+        port = parts.port
+    except ValueError:
+        return None
+    if not host or any(ch in host for ch in " <>\"'\\") or "." not in host and host != "localhost":
+        return None
+    try:
+        host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        return None
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    if ":" in host and not host.startswith("["):  # IPv6 literal
+        netloc = f"[{host}]" if port in (None, _DEFAULT_PORTS[scheme]) else f"[{host}]:{port}"
+    # Filter the raw segments rather than re-encoding them, so the URL stays faithful.
+    kept = [seg for seg in parts.query.split("&") if seg and not is_tracking_param(unquote(seg.split("=", 1)[0]))]
+    query = "&".join(kept)
+    path = parts.path or "/"
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def identity(url: str) -> str | None:
+    """The de-duplication key of a URL; None when the URL is not usable."""
+    clean = canonical_url(url)
+    if clean is None:
+        return None
+    parts = urlsplit(clean)
+    host = parts.netloc
+    if host.startswith("www."):
+        host = host[4:]
+    path = quote(unquote(parts.path), safe=_PATH_SAFE)
+    if path.endswith("/"):
+        path = path.rstrip("/")
+    for suffix in ("/index.html", "/index.htm", "/index.php"):
+        if path.lower().endswith(suffix):
+            path = path[: -len(suffix)]
+    query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
+    return f"{host}{path}" + (f"?{query}" if query else "")
+
+
+def host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def registrable_domain(url_or_host: str) -> str:
+    """python.org for https://docs.python.org/3/; the host itself when it has no public suffix."""
+    host = host_of(url_or_host) if "/" in url_or_host else url_or_host.lower()
+    if not host:
+        return ""
+    extracted = _extractor()(host)
+    if extracted.domain and extracted.suffix:
+        return f"{extracted.domain}.{extracted.suffix}"
+    return host

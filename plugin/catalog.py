@@ -1,0 +1,74 @@
+"""The engine catalogue (`metasearch engines`) and the effective settings (`metasearch config`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from engines import ENGINES
+from engines.base import SearchOptions
+from plugin.cooldown import Cooldowns
+from plugin.settings import Settings
+
+
+async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None) -> list[dict[str, Any]]:
+    cooldowns = cooldowns or Cooldowns(settings)
+    rows = []
+    now = time.time()
+    for name, engine in ENGINES.items():
+        facts = engine.facts
+        options = SearchOptions(api_key=settings.api_key(name),
+                                base_url=settings.searxng_url if facts.url_env else None)
+        reason = engine.disabled_reason(options)
+        entry = await cooldowns.store.get(name)
+        cooling = entry is not None and entry.active(now)
+        rows.append({
+            "name": name,
+            "tier": settings.tiers.get(name, facts.tier),
+            "weight": settings.weights.get(name, facts.weight),
+            "region": facts.region,
+            "index": facts.index,
+            "needs_key": facts.key_env is not None,
+            "key_env": facts.key_env,
+            "enabled": reason is None,
+            "disabled_reason": reason,
+            "cooldown": {
+                "active": cooling,
+                "seconds_left": round(entry.until - now, 1) if cooling and entry else 0,
+                "failures": entry.failures if entry else 0,
+                "last_failure": entry.status if entry else None,
+            },
+            "description": facts.description,
+        })
+    return rows
+
+
+def render_catalog(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'engine':<16} {'tier':<9} {'weight':>6}  {'region':<7} {'index':<10} {'enabled':<8} state"]
+    for row in rows:
+        state = row["disabled_reason"] or (
+            f"cooling down {row['cooldown']['seconds_left']:.0f}s after {row['cooldown']['last_failure']}"
+            if row["cooldown"]["active"] else "ready")
+        lines.append(f"{row['name']:<16} {row['tier']:<9} {row['weight']:>6.2f}  {row['region']:<7} "
+                     f"{row['index']:<10} {'yes' if row['enabled'] else 'no':<8} {state}")
+    return "\n".join(lines)
+
+
+def mask(value: str) -> str:
+    return "****" if len(value) <= 8 else f"{value[:2]}…{value[-2:]} ({len(value)} chars)"
+
+
+def masked_settings(settings: Settings) -> dict[str, Any]:
+    """Effective settings as JSON-ready data; API keys show only whether they are set."""
+    data = settings.model_dump(mode="json")
+    for field in list(data):
+        if field.endswith("_api_key"):
+            secret = getattr(settings, field)
+            data[field] = "set (masked)" if secret is not None and secret.get_secret_value() else None
+    from plugin.settings import KEY_FIELDS
+
+    data["keys_from_key_file"] = sorted(
+        env for name, env in KEY_FIELDS.items()
+        if settings.key_file and getattr(settings, env.lower()) is None and settings.api_key(name)
+    )
+    return data

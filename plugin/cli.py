@@ -1,0 +1,254 @@
+"""The `metasearch` command.
+
+Harnesses spawn it once per tool call, so start-up matters: this module
+imports only the standard library at load time; the pipeline, pydantic,
+aiohttp and the MCP SDK are imported by the subcommands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, NoReturn, Sequence
+
+VERSION = "0.1.0"
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports mistakes as our error codes instead of exiting on its own."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError("invalid_parameter", message)
+
+
+def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | None = None) -> int:
+    if as_json:
+        error: dict[str, Any] = {"code": code, "message": message}
+        error.update(extra or {})
+        print(json.dumps({"error": error}, ensure_ascii=False))
+    else:
+        print(f"metasearch: error [{code}]: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
+    endpoints: dict[str, str] = {}
+    for value in values or ():
+        name, sep, url = value.partition("=")
+        if not sep or not name.strip() or not url.strip().startswith(("http://", "https://")):
+            raise UsageError("invalid_parameter", f"--endpoint takes NAME=http(s)://host:port, got {value!r}")
+        endpoints[name.strip()] = url.strip()
+    return endpoints
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="metasearch", description="Multi-engine web metasearch for AI agents.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--config", help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    search = commands.add_parser("search", help="search the web")
+    search.add_argument("query", nargs="*", help="what to search for")
+    search.add_argument("--limit", help="rows to return (1-20, default 8; out-of-range values are clamped)")
+    search.add_argument("--engines", help="comma-separated engine names (default: every enabled engine)")
+    search.add_argument("--endpoint", action="append", metavar="NAME=URL",
+                        help="send an engine's requests to this scheme://host:port instead (repeatable)")
+    search.add_argument("--timeout-ms", dest="timeout_ms", help="per-engine deadline in milliseconds")
+    search.add_argument("--region", help="region/language, e.g. en-US or zh-CN")
+    search.add_argument("--time-range", dest="time_range", help="day, week, month or year")
+    search.add_argument("--site", help="only results from this domain")
+    search.add_argument("--safesearch", help="off, moderate or strict")
+    search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
+    search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
+    search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
+
+    engines = commands.add_parser("engines", help="list engines, their tier, weight and state")
+    engines.add_argument("--json", action="store_true")
+
+    schema = commands.add_parser("schema", help="print the web_search tool schema")
+    schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
+
+    commands.add_parser("config", help="print the effective settings (secrets masked)")
+
+    mcp = commands.add_parser("mcp", help="serve the MCP tools (stdio by default)")
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8765)
+
+    serve = commands.add_parser("serve", help="serve GET /search, /health and /metrics over HTTP")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    return parser
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.version:
+            print(f"metasearch {VERSION}")
+            return 0
+        if args.command is None:
+            build_parser().print_help()
+            return EXIT_BAD_INPUT
+        if args.command == "search":
+            return _cmd_search(args)
+        if args.command == "engines":
+            return _cmd_engines(args)
+        if args.command == "schema":
+            return _cmd_schema(args)
+        if args.command == "config":
+            return _cmd_config(args)
+        if args.command == "mcp":
+            return _cmd_mcp(args)
+        if args.command == "serve":
+            return _cmd_serve(args)
+        return EXIT_BAD_INPUT
+    except UsageError as exc:
+        return _emit_error(exc.code, exc.message, as_json)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # bad input never ends in a traceback
+        from plugin.errors import SearchError
+
+        if isinstance(exc, SearchError):
+            return _emit_error(exc.code, exc.message, as_json, exc.details)
+        try:
+            from pydantic import ValidationError
+        except ImportError:  # pragma: no cover
+            ValidationError = ()  # type: ignore[assignment]
+        if isinstance(exc, ValidationError):
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            return _emit_error("invalid_parameter", f"invalid setting: {problems}", as_json)
+        return _emit_error("internal_error", f"{type(exc).__name__}: {exc}", as_json)
+
+
+def load_settings(args: argparse.Namespace, **overrides: Any):
+    from plugin.settings import Settings
+
+    return Settings.load(getattr(args, "config", None), **overrides)
+
+
+def _int_flag(name: str, value: str | None, low: int, high: int) -> int | None:
+    if value is None:
+        return None
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise UsageError("invalid_parameter", f"{name} must be an integer, got {value[:40]!r}") from None
+    if not low <= number <= high:
+        raise UsageError("invalid_parameter", f"{name} must be between {low} and {high}, got {number}")
+    return number
+
+
+def _configure_logging(verbose: bool) -> None:
+    import logging
+
+    level_name = os.environ.get("METASEARCH_LOG", "debug" if verbose else "warning").upper()
+    level = getattr(logging, level_name, logging.WARNING)
+    if verbose and level > logging.INFO:
+        level = logging.INFO
+    from plugin.logs import configure
+
+    configure(level)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _configure_logging(args.verbose)
+    query = " ".join(args.query)
+    timeout_ms = _int_flag("--timeout-ms", args.timeout_ms, 50, 120000)
+    endpoints = _parse_endpoints(args.endpoint)
+    settings = load_settings(args, timeout_ms=timeout_ms)
+    if endpoints:
+        settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
+    from plugin.search import Searcher
+
+    async def run():
+        searcher = Searcher(settings, **_state_kwargs(settings, args))
+        try:
+            return await searcher.search(query, limit=args.limit, engines=args.engines, region=args.region,
+                                         time_range=args.time_range, site=args.site, safesearch=args.safesearch)
+        finally:
+            await searcher.close()
+
+    response = asyncio.run(run())
+    if args.json:
+        print(response.model_dump_json(indent=2))
+    else:
+        from plugin.render import render_table
+
+        print(render_table(response, verbose=args.verbose))
+    return 0
+
+
+def _state_kwargs(settings, args: argparse.Namespace) -> dict[str, Any]:
+    """Transport for replay; persistent state stores come from plugin.state when available."""
+    kwargs: dict[str, Any] = {}
+    if getattr(args, "replay", None):
+        from plugin.replay import ReplayTransport
+
+        kwargs["transport"] = ReplayTransport(settings, args.replay)
+    return kwargs
+
+
+def _cmd_engines(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from plugin.catalog import engine_catalog, render_catalog
+
+    settings = load_settings(args)
+    rows = asyncio.run(engine_catalog(settings))
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        print(render_catalog(rows))
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from plugin.schemas import tool_schema
+
+    print(json.dumps(tool_schema(args.format), indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    from plugin.catalog import masked_settings
+
+    print(json.dumps(masked_settings(load_settings(args)), indent=2, ensure_ascii=False, default=str))
+    return 0
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from plugin.mcp_server import serve
+
+    serve(load_settings(args), http=args.http, host=args.host, port=args.port)
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from plugin.service import serve
+
+    serve(load_settings(args), host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

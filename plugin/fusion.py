@@ -1,0 +1,132 @@
+"""Merging engines' lists into one ranking.
+
+1. Interleave by weight: weighted round-robin where, each round, an engine
+   earns `weight` slots (weight 2 gives two slots a round, 0.5 one slot every
+   other round). Engines of the query's region lead each round; engines of the
+   other region have their weight scaled by `off_region_weight` but still
+   contribute.
+2. Every row's position is its slot in that interleaving. Rows with the same
+   URL identity merge; reciprocal rank fusion sums their votes:
+       score = Σ vote / (rrf_k + slot)
+             + authority_boost × is_authority(domain)
+             + freshness_boost × freshness(date)
+   where a vote is 1, or `same_index_discount` for a further engine drawing on
+   an index (e.g. Bing's) that already voted for the row.
+3. Ties break on the earliest slot, then the URL identity: deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Sequence
+
+from engines.base import Row
+from plugin.canonical import canonical_url, host_of, identity, registrable_domain
+from plugin.settings import Settings
+
+
+@dataclass
+class EngineList:
+    """One engine's surviving rows, with the facts fusion needs."""
+
+    engine: str
+    weight: float
+    region: str  # global | cjk
+    index: str
+    rows: Sequence[Row]
+
+
+@dataclass
+class Fused:
+    title: str
+    url: str
+    snippet: str
+    domain: str
+    date: date | None
+    score: float
+    engines: list[str] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)
+    first_slot: int = 0
+    key: str = ""
+
+
+def is_authority(host: str, domain: str, settings: Settings) -> bool:
+    if domain in settings.authority_domains or host in settings.authority_domains:
+        return True
+    if any(host.endswith("." + d) for d in settings.authority_domains):
+        return True
+    return any(host.endswith(suffix) for suffix in settings.authority_suffixes)
+
+
+def freshness(when: date | None, now: datetime, days: float) -> float:
+    """1 for today, falling linearly to 0 at `days` old; 0 when unknown or in the future."""
+    if when is None:
+        return 0.0
+    age = (now.date() - when).days
+    if age < -1:  # a future date is an event date, not a publication date
+        return 0.0
+    return max(0.0, 1.0 - max(age, 0) / days)
+
+
+def interleave(lists: Sequence[EngineList], lead_region: str, off_region_weight: float) -> list[tuple[EngineList, Row]]:
+    """Weighted round-robin over the lists; lead-region engines first in every round."""
+    order = sorted(lists, key=lambda l: (l.region != lead_region, -l.weight, l.engine))
+    weights = {l.engine: l.weight * (1.0 if l.region == lead_region else off_region_weight) for l in order}
+    cursors = {l.engine: 0 for l in order}
+    credit = {l.engine: 0.0 for l in order}
+    sequence: list[tuple[EngineList, Row]] = []
+    remaining = sum(len(l.rows) for l in order if weights[l.engine] > 0)
+    while remaining > 0:
+        for lst in order:
+            weight = weights[lst.engine]
+            if weight <= 0 or cursors[lst.engine] >= len(lst.rows):
+                continue
+            credit[lst.engine] += weight
+            while credit[lst.engine] >= 1.0 - 1e-9 and cursors[lst.engine] < len(lst.rows):
+                sequence.append((lst, lst.rows[cursors[lst.engine]]))
+                cursors[lst.engine] += 1
+                credit[lst.engine] -= 1.0
+                remaining -= 1
+    return sequence
+
+
+def _better_title(current: str, candidate: str) -> str:
+    def quality(title: str) -> tuple[int, int]:
+        truncated = title.endswith(("...", "…"))
+        return (0 if truncated else 1, len(title))
+    return candidate if quality(candidate) > quality(current) else current
+
+
+def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime) -> list[Fused]:
+    merged: dict[str, Fused] = {}
+    voted_indexes: dict[str, set[str]] = {}
+    for slot, (lst, row) in enumerate(interleave(lists, lead_region, settings.off_region_weight), start=1):
+        key = identity(row.url)
+        url = canonical_url(row.url)
+        if key is None or url is None:
+            continue
+        indexes = voted_indexes.setdefault(key, set())
+        vote = settings.same_index_discount if lst.index in indexes else 1.0
+        indexes.add(lst.index)
+        fused = merged.get(key)
+        if fused is None:
+            fused = merged[key] = Fused(title=row.title, url=url, snippet=row.snippet,
+                                        domain=registrable_domain(url), date=row.date, score=0.0,
+                                        first_slot=slot, key=key)
+        else:
+            fused.title = _better_title(fused.title, row.title)
+            if len(row.snippet) > len(fused.snippet):
+                fused.snippet = row.snippet
+            if row.date is not None and (fused.date is None or row.date < fused.date):
+                fused.date = row.date
+        if lst.engine not in fused.positions:
+            fused.engines.append(lst.engine)
+            fused.positions[lst.engine] = row.position
+            fused.score += vote / (settings.rrf_k + slot)
+    for fused in merged.values():
+        host = host_of(fused.url)
+        if is_authority(host, fused.domain, settings):
+            fused.score += settings.authority_boost
+        fused.score += settings.freshness_boost * freshness(fused.date, now, settings.freshness_days)
+    return sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))

@@ -1,0 +1,56 @@
+"""Logging that cannot leak an API key: every record passes through a redacting filter."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from plugin.settings import KEY_FIELDS
+
+
+class RedactSecrets(logging.Filter):
+    """Replaces the values of API-key variables wherever they appear in a record."""
+
+    def __init__(self, secrets: list[str] | None = None):
+        super().__init__()
+        self.secrets = secrets
+
+    def _values(self) -> list[str]:
+        if self.secrets is not None:
+            return self.secrets
+        return [os.environ[name] for name in KEY_FIELDS.values() if len(os.environ.get(name, "")) >= 4]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        values = self._values()
+        if not values:
+            return True
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        changed = False
+        for value in values:
+            if value in message:
+                message = message.replace(value, "[redacted]")
+                changed = True
+            if record.exc_text and value in record.exc_text:
+                record.exc_text = record.exc_text.replace(value, "[redacted]")
+        if changed:
+            record.msg, record.args = message, None
+        return True
+
+
+def configure(level: int = logging.WARNING) -> None:
+    """Log to stderr at `level` through the redacting filter (idempotent)."""
+    root = logging.getLogger("metasearch")
+    root.setLevel(level)
+    for handler in root.handlers:
+        if getattr(handler, "_metasearch", False):
+            handler.setLevel(level)
+            return
+    handler = logging.StreamHandler()
+    handler._metasearch = True  # type: ignore[attr-defined]
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactSecrets())
+    root.addHandler(handler)
+    root.propagate = False

@@ -1,0 +1,45 @@
+"""What a search returns: the rows and an honest account of every engine."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+EngineStatus = Literal[
+    "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled"
+]
+# Statuses that mean the engine failed us (they start or extend a cooldown).
+FAILURE_STATUSES: frozenset[str] = frozenset({"timeout", "error", "blocked", "ratelimited"})
+
+
+class ResultRow(BaseModel):
+    title: str
+    url: str
+    snippet: str
+    domain: str = Field(description="Registrable domain of the URL, e.g. python.org")
+    engines: list[str] = Field(description="Every engine that returned this result")
+    positions: dict[str, int] = Field(default_factory=dict, description="Engine name -> its own 1-based position")
+    score: float
+    date: dt.date | None = None
+
+
+class EngineReport(BaseModel):
+    name: str
+    tier: Literal["primary", "fallback"]
+    status: EngineStatus
+    latency_ms: int | None = None
+    rows: int = Field(0, description="Rows the engine's page held")
+    kept: int = Field(0, description="Rows that survived filters and the relevance gate")
+    detail: str = ""
+
+
+class SearchResponse(BaseModel):
+    query: str
+    results: list[ResultRow]
+    engines: list[EngineReport]
+    partial: bool = Field(description="True when a primary engine failed, was blocked or was cooling down")
+    elapsed_ms: int
+    recognised: list[str] = Field(default_factory=list, description="Operators recognised in the query")
+    warnings: list[str] = Field(default_factory=list)

@@ -1,0 +1,145 @@
+"""Checking what a caller asked for: one place, so CLI, API and MCP agree on codes."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Iterable
+
+from engines import ENGINES
+from engines.base import SAFESEARCH_LEVELS, TIME_RANGES
+from plugin.errors import INVALID_PARAMETER, QUERY_REQUIRED, QUERY_TOO_LONG, UNKNOWN_ENGINE, SearchError
+
+MAX_QUERY_CHARS = 500
+MIN_LIMIT, MAX_LIMIT = 1, 20
+_SPACE = re.compile(r"\s+")
+_REGION = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,4})?$")
+_SITE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}$")
+
+
+def clean_text(raw: object) -> str:
+    """Text with control characters and invalid surrogates removed, whitespace collapsed."""
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise SearchError(INVALID_PARAMETER, "query must be a string")
+    # Lone surrogates cannot be encoded and would break every consumer downstream.
+    text = raw.encode("utf-8", "replace").decode("utf-8")
+    text = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in "\u200d" else ch
+        for ch in text
+    )
+    return _SPACE.sub(" ", text).strip()
+
+
+def clean_query(raw: object) -> str:
+    query = clean_text(raw)
+    if not query:
+        raise SearchError(QUERY_REQUIRED, "query is required (it was empty or blank)")
+    if len(query) > MAX_QUERY_CHARS:
+        raise SearchError(
+            QUERY_TOO_LONG,
+            f"query is {len(query)} characters after trimming; the limit is {MAX_QUERY_CHARS}",
+            limit=MAX_QUERY_CHARS,
+        )
+    return query
+
+
+def clamp_limit(raw: object, default: int) -> int:
+    """An integer limit clamped to 1..20; a non-integer is refused, out-of-range is clamped."""
+    if raw is None:
+        value = default
+    elif isinstance(raw, bool):
+        raise SearchError(INVALID_PARAMETER, "limit must be an integer", parameter="limit")
+    elif isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    elif isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d{1,9}\s*", raw):
+        value = int(raw)
+    else:
+        raise SearchError(INVALID_PARAMETER, f"limit must be an integer, got {str(raw)[:40]!r}", parameter="limit")
+    return max(MIN_LIMIT, min(MAX_LIMIT, value))
+
+
+def check_engines(raw: str | Iterable[str] | None) -> list[str] | None:
+    """Engine names from a list or a comma-separated string; unknown names are refused."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        names = [part.strip() for part in raw.split(",")]
+    else:
+        try:
+            names = [str(part).strip() for part in raw]
+        except TypeError:
+            raise SearchError(INVALID_PARAMETER, "engines must be a list of names", parameter="engines") from None
+    names = [clean_text(name).lower() for name in names if name and name.strip()]
+    if not names:
+        return None
+    unknown = [name for name in names if name not in ENGINES]
+    if unknown:
+        raise SearchError(
+            UNKNOWN_ENGINE,
+            f"unknown engine(s): {', '.join(unknown)}; known engines: {', '.join(sorted(ENGINES))}",
+            unknown=unknown,
+            known=sorted(ENGINES),
+        )
+    return list(dict.fromkeys(names))
+
+
+def check_choice(name: str, raw: object, choices: tuple[str, ...]) -> str | None:
+    if raw is None or raw == "":
+        return None
+    value = clean_text(raw).lower() if isinstance(raw, str) else raw
+    if value not in choices:
+        raise SearchError(
+            INVALID_PARAMETER, f"{name} must be one of {', '.join(choices)}, got {str(raw)[:40]!r}", parameter=name
+        )
+    return value  # type: ignore[return-value]
+
+
+def check_region(raw: object) -> str | None:
+    if raw is None or raw == "":
+        return None
+    value = clean_text(raw) if isinstance(raw, str) else ""
+    if not _REGION.match(value):
+        raise SearchError(INVALID_PARAMETER, f"region must look like en-US or zh-CN, got {str(raw)[:40]!r}",
+                          parameter="region")
+    return value
+
+
+def check_site(raw: object) -> str | None:
+    if raw is None or raw == "":
+        return None
+    value = clean_text(raw).lower() if isinstance(raw, str) else ""
+    value = re.sub(r"^https?://", "", value).strip("/")
+    if not _SITE.match(value):
+        raise SearchError(INVALID_PARAMETER, f"site must be a domain such as python.org, got {str(raw)[:60]!r}",
+                          parameter="site")
+    return value
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    limit: int
+    engines: list[str] | None
+    region: str | None
+    time_range: str | None
+    site: str | None
+    safesearch: str | None
+
+
+def check_request(query: object, *, limit: object = None, default_limit: int = 8, engines: object = None,
+                  region: object = None, time_range: object = None, site: object = None,
+                  safesearch: object = None) -> SearchRequest:
+    return SearchRequest(
+        query=clean_query(query),
+        limit=clamp_limit(limit, default_limit),
+        engines=check_engines(engines),  # type: ignore[arg-type]
+        region=check_region(region),
+        time_range=check_choice("time_range", time_range, TIME_RANGES),
+        site=check_site(site),
+        safesearch=check_choice("safesearch", safesearch, SAFESEARCH_LEVELS),
+    )

@@ -1,0 +1,165 @@
+"""The relevance gate: drop rows that are not about the query.
+
+CJK queries: overlapping two-character tokens of the query; a row must
+accumulate `min_units` units of overlap in its title, snippet or URL, where a
+shared bigram is one unit and a shared ASCII word of a mixed query is two
+(so `如何配置 postgres 逻辑复制` keeps a PostgreSQL page on `postgres` alone,
+and `如何（汉语词语）_百度百科` is dropped).
+
+Space-separated scripts: the gate judges the engine's whole list, because a
+single relevant page may share no word with a short query (`onimai` answered
+by "Oniichan wa Oshimai!") while a list answering a different query shares
+words with almost none of its pages. A row matches when it shares the query's
+content words after case and diacritic folding (stop words ignored): one word
+for queries of one or two content words, half of them for longer queries. The
+list is kept whole when at least `LATIN_MIN_MATCHING` of its rows match, and
+dropped whole otherwise (Bing answering `tình hình thời tiết`, "weather
+situation", with love poems that share only `tình`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Protocol, Sequence, TypeVar
+from urllib.parse import unquote
+
+from engines.script import has_cjk, is_cjk_char
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
+_WORD = re.compile(r"\w+")
+
+# Question words and particles: a bigram made of them says nothing about the topic.
+CJK_FUNCTION_WORDS = (
+    "为什么", "怎么样", "是什么", "有哪些", "什么", "怎么", "怎样", "如何", "哪些", "哪个", "哪里", "请问",
+    "一下", "关于", "有关", "以及", "对于", "进行", "可以", "能否", "是否", "应该", "需要", "的话", "还是",
+    "我们", "你们", "他们", "这个", "那个", "这些", "那些", "一个", "之间",
+    # Single characters only where they are (almost) never part of a content word.
+    "吗", "呢", "吧", "啊", "的", "了",
+)
+_CJK_STOP_BIGRAMS = frozenset(w for w in CJK_FUNCTION_WORDS if len(w) == 2)
+
+STOP_WORDS = frozenset("""
+a an the and or but if of to in on at by for with from as is are was were be been being it its this that these
+those what which who whom whose when where why how do does did done can could should would will shall may might
+must i me my we our you your he him his she her they them their not no yes so than then there here about into
+over under up down out off again very just also only any some such more most other own same too via vs
+le la les un une des du de et ou en au aux el los las y o del der die das und oder ein eine zu im mit von
+""".split())
+
+
+# Share of an engine's rows that must match a space-separated query for its list to stand.
+LATIN_MIN_MATCHING = 0.4
+
+
+class _RowLike(Protocol):
+    title: str
+    snippet: str
+    url: str
+
+
+R = TypeVar("R", bound=_RowLike)
+
+
+def fold(text: str) -> str:
+    """Lower-case with diacritics removed (tình -> tinh, Ærø -> aerø)."""
+    text = text.replace("đ", "d").replace("Đ", "D")
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def _row_text(title: str, snippet: str, url: str) -> str:
+    return f"{title} {snippet} {unquote(url)}"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A compiled gate for one query; `keeps(title, snippet, url)` decides a row."""
+
+    kind: str  # "cjk", "latin" or "none"
+    bigrams: frozenset[str] = frozenset()
+    ascii_words: frozenset[str] = frozenset()
+    words: tuple[str, ...] = ()
+    required: int = 0
+
+    def score(self, title: str, snippet: str, url: str) -> int:
+        text = _row_text(title, snippet, url)
+        if self.kind == "cjk":
+            lowered = text.lower()
+            return sum(1 for b in self.bigrams if b in text) + 2 * sum(1 for w in self.ascii_words if w in lowered)
+        if self.kind == "latin":
+            tokens = set(_WORD.findall(_CJK_RUN.sub(" ", fold(text))))
+            return sum(1 for w in self.words if _word_matches(w, tokens))
+        return 0
+
+    def keeps(self, title: str, snippet: str, url: str) -> bool:
+        if self.kind == "none" or self.required <= 0:
+            return True
+        return self.score(title, snippet, url) >= self.required
+
+    def filter(self, rows: Sequence[R]) -> list[R]:
+        """The rows of one engine's list that survive the gate."""
+        if self.kind == "none" or self.required <= 0 or not rows:
+            return list(rows)
+        matching = [row for row in rows if self.keeps(row.title, row.snippet, row.url)]
+        if self.kind == "cjk":
+            return matching
+        if len(matching) >= max(1, math.ceil(LATIN_MIN_MATCHING * len(rows))):
+            return list(rows)
+        return []
+
+
+def _is_content_word(word: str) -> bool:
+    if word in STOP_WORDS:
+        return False
+    if word.isdigit():
+        return len(word) >= 4  # years count; "1" in "Voyager 1" does not
+    return len(word) >= 2
+
+
+def _word_matches(word: str, tokens: set[str]) -> bool:
+    if word in tokens:
+        return True
+    if len(word) < 3:
+        return False
+    for token in tokens:
+        # Inflections and compounds: tutorial/tutorials, launch/launched, postgres/postgresql.
+        if token.startswith(word) or (len(token) >= 4 and word.startswith(token) and len(word) - len(token) <= 2):
+            return True
+        if len(word) >= 5 and word in token:
+            return True
+    return False
+
+
+def build_gate(query: str, min_units: int = 2) -> Gate:
+    if has_cjk(query):
+        bigrams: set[str] = set()
+        for run in _CJK_RUN.findall(query):
+            if len(run) == 1:
+                bigrams.add(run)
+            bigrams.update(run[i:i + 2] for i in range(len(run) - 1))
+        bigrams -= _CJK_STOP_BIGRAMS
+        ascii_words = {w.lower() for w in _ASCII_WORD.findall(query) if w.lower() not in STOP_WORDS}
+        possible = len(bigrams) + 2 * len(ascii_words)
+        return Gate("cjk", frozenset(bigrams), frozenset(ascii_words), required=min(min_units, possible))
+    words = tuple(dict.fromkeys(w for w in _WORD.findall(fold(query)) if _is_content_word(w)))
+    if not words:
+        return Gate("none")
+    required = 1 if len(words) <= 2 else math.ceil(len(words) / 2)
+    return Gate("latin", words=words, required=required)
+
+
+def core_words(query: str) -> str:
+    """A CJK query with function words and particles removed, content terms kept in order."""
+    text = query
+    for word in sorted(CJK_FUNCTION_WORDS, key=len, reverse=True):
+        text = text.replace(word, " ")
+    text = re.sub(r"[，。、；：？！“”‘’（）《》【】,.;:?!()\"'\[\]]", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def cjk_length(query: str) -> int:
+    return sum(1 for ch in query if is_cjk_char(ch))

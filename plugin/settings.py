@@ -1,0 +1,199 @@
+"""Every knob in one typed model, with the documented defaults.
+
+Precedence (lowest first): defaults < TOML file < environment (`METASEARCH_*`,
+and the engines' own key variables such as `EXA_API_KEY`) < explicit arguments
+(command-line flags). API keys are read from the environment or a key file only.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from engines import ENGINES
+
+Tier = Literal["primary", "fallback"]
+
+DEFAULT_AUTHORITY_DOMAINS: tuple[str, ...] = (
+    # Official documentation, standards and reference sites.
+    "python.org", "pypi.org", "readthedocs.io", "readthedocs.org", "github.com", "gitlab.com",
+    "wikipedia.org", "developer.mozilla.org", "w3.org", "whatwg.org", "ietf.org", "rfc-editor.org",
+    "postgresql.org", "mysql.com", "sqlite.org", "kubernetes.io", "docker.com", "react.dev",
+    "nodejs.org", "npmjs.com", "typescriptlang.org", "rust-lang.org", "crates.io", "go.dev",
+    "golang.org", "oracle.com", "learn.microsoft.com", "apache.org", "mozilla.org", "arxiv.org",
+    "kernel.org", "gnu.org", "djangoproject.com", "pytorch.org", "tensorflow.org", "numpy.org",
+    "pandas.pydata.org", "vuejs.org", "angular.dev", "nextjs.org", "redis.io", "mongodb.com",
+    "nginx.org", "debian.org", "ubuntu.com", "archlinux.org", "cppreference.com",
+    # Chinese official and reference sites.
+    "gov.cn", "stats.gov.cn", "people.com.cn", "xinhuanet.com", "cas.cn", "runoob.com",
+)
+# Public-sector and academic suffixes count as authoritative wherever they appear.
+DEFAULT_AUTHORITY_SUFFIXES: tuple[str, ...] = (
+    ".gov", ".edu", ".mil", ".int", ".gov.cn", ".edu.cn", ".ac.cn", ".gov.uk", ".ac.uk",
+    ".gov.au", ".edu.au", ".go.jp", ".ac.jp", ".gc.ca", ".europa.eu",
+)
+
+# Variables that hold API keys, by engine; read from the environment (never from flags).
+KEY_FIELDS: dict[str, str] = {
+    name: engine.facts.key_env for name, engine in ENGINES.items() if engine.facts.key_env
+}
+
+
+def _default_tiers() -> dict[str, Tier]:
+    return {name: engine.facts.tier for name, engine in ENGINES.items()}
+
+
+def _default_weights() -> dict[str, float]:
+    return {name: engine.facts.weight for name, engine in ENGINES.items()}
+
+
+def default_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "metasearch" / "config.toml"
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Settings from a TOML file; API keys in it are ignored (environment or key file only)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path | None):
+        super().__init__(settings_cls)
+        self.path = path
+        self.data: dict[str, Any] = {}
+        if path is not None and path.is_file():
+            with path.open("rb") as handle:
+                data = tomllib.load(handle)
+            section = data.get("metasearch", data)
+            self.data = {k: v for k, v in section.items() if not k.endswith("_api_key")}
+
+    def get_field_value(self, field, field_name):  # pragma: no cover - required by the ABC
+        return self.data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.data.items() if k in self.settings_cls.model_fields}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="METASEARCH_", extra="ignore", validate_default=True, populate_by_name=True
+    )
+
+    # --- transport ---
+    timeout_ms: int = Field(15000, ge=50, le=120000, description="Per-engine deadline for the whole exchange")
+    max_response_bytes: int = Field(4_000_000, ge=10_000, description="Response-size cap, enforced while reading")
+    max_redirects: int = Field(5, ge=0, le=20)
+    pool_limit: int = Field(100, ge=1, description="Open connections per process")
+    pool_limit_per_host: int = Field(8, ge=1)
+    endpoints: dict[str, str] = Field(
+        default_factory=dict,
+        description="Engine name -> URL whose scheme, host and port replace the engine's own (mirrors, proxies, tests)",
+    )
+
+    # --- engines ---
+    engines: list[str] | None = Field(None, description="Default engine selection (None: every enabled engine)")
+    tiers: dict[str, Tier] = Field(default_factory=_default_tiers)
+    weights: dict[str, float] = Field(default_factory=_default_weights)
+    region: str | None = Field(None, description="Region/language for engines, e.g. en-US, zh-CN")
+    safesearch: Literal["off", "moderate", "strict"] = "moderate"
+    searxng_url: str | None = Field(None, description="Self-hosted SearXNG instance (METASEARCH_SEARXNG_URL)")
+
+    # --- cooldown after failure (seconds) ---
+    cooldown_timeout_s: float = Field(30, ge=0, description="After a timeout, 5xx or other error")
+    cooldown_ratelimited_s: float = Field(300, ge=0, description="After HTTP 429 or a rate-limit page")
+    cooldown_blocked_s: float = Field(1800, ge=0, description="After a CAPTCHA / challenge / consent page")
+    cooldown_growth: float = Field(2.0, ge=1.0, description="Window multiplier per consecutive failure")
+    cooldown_max_s: float = Field(6 * 3600, ge=0, description="Upper bound, also for Retry-After")
+
+    # --- relevance gate and retry ---
+    gate_min_units: int = Field(2, ge=1, description="CJK gate: overlap units a row needs")
+    core_word_retry: bool = Field(True, description="Retry a long CJK query once with its core words")
+    core_word_min_chars: int = Field(8, ge=2, description="A CJK query this long (in CJK characters) is 'long'")
+
+    # --- ranking ---
+    limit: int = Field(8, ge=1, le=20, description="Rows returned by default (requests are clamped to 1-20)")
+    rrf_k: float = Field(60, gt=0)
+    authority_boost: float = Field(0.25, ge=0)
+    freshness_boost: float = Field(0.2, ge=0)
+    freshness_days: float = Field(30, gt=0)
+    same_index_discount: float = Field(
+        1.0, ge=0, le=1, description="Weight of a further vote from an engine sharing an index already counted"
+    )
+    off_region_weight: float = Field(0.5, ge=0, description="Weight multiplier for engines outside the query's region")
+    authority_domains: list[str] = Field(default_factory=lambda: list(DEFAULT_AUTHORITY_DOMAINS))
+    authority_suffixes: list[str] = Field(default_factory=lambda: list(DEFAULT_AUTHORITY_SUFFIXES))
+
+    # --- API keys (environment or key file only) ---
+    exa_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key"))
+    tavily_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("TAVILY_API_KEY", "tavily_api_key"))
+    brave_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("BRAVE_API_KEY", "brave_api_key"))
+    firecrawl_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("FIRECRAWL_API_KEY", "firecrawl_api_key")
+    )
+    serper_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("SERPER_API_KEY", "serper_api_key"))
+    key_file: Path | None = Field(None, description="File of NAME=value lines with API keys (METASEARCH_KEY_FILE)")
+
+    log: str = Field("warning", description="Log level (METASEARCH_LOG)")
+
+    @field_validator("endpoints")
+    @classmethod
+    def _endpoints_are_urls(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, url in value.items():
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"endpoint for {name!r} must be an http(s) URL, got {url!r}")
+        return value
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings):
+        path = _CONFIG_PATH.get()
+        return (init_settings, env_settings, _TomlSource(settings_cls, path))
+
+    @classmethod
+    def load(cls, config: str | Path | None = None, **overrides: Any) -> "Settings":
+        """Defaults < TOML (`config`, else $XDG_CONFIG_HOME/metasearch/config.toml) < env < overrides."""
+        path = Path(config) if config else default_config_path()
+        token = _CONFIG_PATH.set(path)
+        try:
+            return cls(**{k: v for k, v in overrides.items() if v is not None})
+        finally:
+            _CONFIG_PATH.reset(token)
+
+    # --- derived ---
+    def api_key(self, engine: str) -> str | None:
+        """The API key for a keyed engine: its field (environment), else the key file."""
+        env_name = KEY_FIELDS.get(engine)
+        if not env_name:
+            return None
+        secret: SecretStr | None = getattr(self, env_name.lower(), None)
+        if secret is not None and secret.get_secret_value():
+            return secret.get_secret_value()
+        return _read_key_file(self.key_file).get(env_name)
+
+    def secret_values(self) -> list[str]:
+        return [key for key in (self.api_key(name) for name in KEY_FIELDS) if key]
+
+
+# The TOML file `Settings.load` asked for; plain `Settings()` reads no file.
+_CONFIG_PATH: ContextVar[Path | None] = ContextVar("metasearch_config_path", default=None)
+
+
+def _read_key_file(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    keys: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.partition("=")
+        keys[name.strip().removeprefix("export ").strip()] = value.strip().strip("'\"")
+    return keys

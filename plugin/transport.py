@@ -1,0 +1,153 @@
+"""The one place that does network I/O.
+
+One aiohttp session (connection pool, cookies) is reused across searches.
+Every exchange runs under the engine's deadline (headers and body alike), the
+body is read in chunks against a size cap, and decoded with its real charset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+from engines.base import Headers, Request, Response
+from plugin.charset import decode_body
+from plugin.settings import Settings
+
+log = logging.getLogger("metasearch.transport")
+
+_TEXTUAL = ("text/", "application/json", "application/xhtml", "application/xml", "application/javascript",
+            "application/x-javascript", "application/problem+json")
+
+
+class TransportError(Exception):
+    """An exchange that produced no usable response. `kind` is a status: timeout or error."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def with_endpoint(url: str, endpoint: str | None) -> str:
+    """`url` with its scheme, host and port replaced by those of `endpoint`."""
+    if not endpoint:
+        return url
+    target = urlsplit(url)
+    override = urlsplit(endpoint)
+    return urlunsplit((override.scheme, override.netloc, target.path, target.query, target.fragment))
+
+
+def _textual(content_type: str) -> bool:
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return not kind or kind.startswith(_TEXTUAL) or kind.endswith("+json") or kind.endswith("+xml")
+
+
+class Transport:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            connector = aiohttp.TCPConnector(
+                limit=self.settings.pool_limit,
+                limit_per_host=self.settings.pool_limit_per_host,
+                ttl_dns_cache=300,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                cookie_jar=aiohttp.CookieJar(unsafe=True),
+                # Deadlines are set per exchange; no session-wide default may cut them short.
+                timeout=aiohttp.ClientTimeout(total=None),
+            )
+            self._loop = loop
+        return self._session
+
+    @property
+    def open_connections(self) -> int:
+        """Connections the pool holds open now (busy and idle), for the load benchmark."""
+        if self._session is None or self._session.closed:
+            return 0
+        connector = self._session.connector
+        acquired = len(getattr(connector, "_acquired", ()))
+        idle = sum(len(conns) for conns in getattr(connector, "_conns", {}).values())
+        return acquired + idle
+
+    async def close(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+    async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
+        """Perform one exchange; `deadline` is a loop time after which it is abandoned."""
+        url = with_endpoint(request.url, self.settings.endpoints.get(engine))
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            raise TransportError("timeout", "deadline passed before the request was sent")
+        started = time.perf_counter()
+        session = self._get_session()
+        kwargs: dict = {
+            "params": list(request.params) or None,
+            "headers": dict(request.headers),
+            "allow_redirects": True,
+            "max_redirects": self.settings.max_redirects,
+            "timeout": aiohttp.ClientTimeout(total=remaining),
+        }
+        if request.form is not None:
+            kwargs["data"] = list(request.form)
+        elif request.json is not None:
+            kwargs["json"] = request.json
+        cap = self.settings.max_response_bytes
+        try:
+            async with asyncio.timeout(remaining):
+                async with session.request(request.method, url, **kwargs) as resp:
+                    declared = resp.content_length
+                    if declared is not None and declared > cap:
+                        raise TransportError("error", f"response of {declared} bytes exceeds the {cap}-byte cap")
+                    content_type = resp.headers.get("Content-Type", "")
+                    if not _textual(content_type):
+                        raise TransportError("error", f"unexpected content type {content_type.split(';')[0][:60]}")
+                    chunks: list[bytes] = []
+                    size = 0
+                    async for chunk in resp.content.iter_chunked(65536):
+                        size += len(chunk)
+                        if size > cap:
+                            raise TransportError("error", f"response exceeds the {cap}-byte cap")
+                        chunks.append(chunk)
+                    body = b"".join(chunks)
+                    status = resp.status
+                    final_url = str(resp.url)
+                    headers = Headers({k: v for k, v in resp.headers.items()})
+        except TransportError:
+            raise
+        except (asyncio.TimeoutError, TimeoutError):
+            raise TransportError("timeout", f"no complete answer within {remaining * 1000:.0f} ms") from None
+        except aiohttp.TooManyRedirects:
+            raise TransportError("error", f"more than {self.settings.max_redirects} redirects (redirect loop?)") from None
+        except aiohttp.ClientPayloadError as exc:
+            raise TransportError("error", redact(f"body could not be read or decompressed: {exc}",
+                                                 request.secrets)[:200]) from None
+        except aiohttp.ClientConnectorError as exc:
+            raise TransportError("error", redact(f"connection failed: {exc.os_error or exc}", request.secrets)[:200]) from None
+        except aiohttp.ClientError as exc:
+            raise TransportError("error", redact(f"{type(exc).__name__}: {exc}", request.secrets)[:200]) from None
+        except (UnicodeError, ValueError) as exc:
+            raise TransportError("error", redact(f"invalid request or response: {exc}", request.secrets)[:200]) from None
+        text, encoding = decode_body(body, headers.get("content-type"))
+        log.debug("%s %s%s -> %s (%d bytes, %s, %.0f ms)", request.method, urlsplit(url).netloc,
+                  urlsplit(url).path, status, len(body), encoding, (time.perf_counter() - started) * 1000)
+        return Response(status=status, url=final_url, headers=headers, body=body, text=text)
