@@ -1,17 +1,41 @@
 """One module per engine; this registry maps canonical engine names to engines.
 
 Engines are pure (request building and parsing); the `plugin` package does
-all I/O and never lets engines import it back.
+all I/O and never lets engines import it back. The order here is the order of
+listings and, within a tier and region, of interleaving ties.
 """
 
 from __future__ import annotations
 
-from engines import bing, bing_cn, duckduckgo_html, duckduckgo_lite, startpage, yahoo
+from engines import (
+    baidu,
+    bing,
+    bing_cn,
+    brave,
+    brave_api,
+    duckduckgo_html,
+    duckduckgo_lite,
+    exa,
+    firecrawl,
+    mojeek,
+    searxng,
+    serper,
+    startpage,
+    tavily,
+    wikipedia,
+    yahoo,
+)
 from engines.base import Engine
 
 ENGINES: dict[str, Engine] = {
     module.ENGINE.name: module.ENGINE
-    for module in (duckduckgo_html, bing, bing_cn, duckduckgo_lite, yahoo, startpage)
+    for module in (
+        # keyless, scraped
+        duckduckgo_html, bing, bing_cn, brave, baidu, wikipedia,
+        duckduckgo_lite, yahoo, startpage, mojeek,
+        # keyed APIs and self-hosted
+        exa, tavily, brave_api, serper, searxng, firecrawl,
+    )
 }
 
 

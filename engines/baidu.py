@@ -52,7 +52,7 @@ _SPAN = {"day": 86400, "week": 604800, "month": 2592000, "year": 31536000}
 # result pointing at one page. Matched as substrings of the tpl attribute.
 _CARD_TPL_EXCLUDED = (
     "img", "image", "video", "music", "dict", "fanyi", "recommend", "realtime",
-    "rel", "app/rs", "weather", "calendar", "calculator", "map", "exactqa",
+    "rel-", "related", "app/rs", "weather", "calendar", "calculator", "map", "exactqa",
     "right_", "toplist", "kg_entity", "sp_purc", "ecom", "tuiguang",
 )
 # Card templates that are a single page even though their tpl says "news".
@@ -85,7 +85,6 @@ _DATE_SELECTORS = (
     ".c-span-last span.c-color-gray2",
     "span.c-color-gray2",
 )
-_SPACE = re.compile(r"\s+")
 
 
 def _epoch(now: datetime | None) -> int:
@@ -127,13 +126,16 @@ def _is_ad(block) -> bool:
     return False
 
 
+def _split(url: str):
+    try:
+        parts = urlsplit(url)
+        return parts, (parts.hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return None, ""
+
+
 def _absolute_http(url: str) -> bool:
-    return url.startswith(("http://", "https://")) and bool(urlsplit(url).hostname)
-
-
-def _is_baidu_link(url: str) -> bool:
-    parts = urlsplit(url)
-    return (parts.hostname or "").endswith("baidu.com") and parts.path == "/link"
+    return url.startswith(("http://", "https://")) and bool(_split(url)[1])
 
 
 def _target(block, link, base: str) -> str:
@@ -141,7 +143,7 @@ def _target(block, link, base: str) -> str:
     mu = attr(block, "mu")
     href = unwrap(attr(link, "href"), base)
     if mu and _absolute_http(mu):
-        host = (urlsplit(mu).hostname or "").lower()
+        host = _split(mu)[1]
         # Synthetic placeholders such as http://28608.recommend_list.baidu.com
         if not re.match(r"^\d+\.[a-z_]+\.baidu\.com$", host):
             return mu
@@ -154,9 +156,8 @@ def _card_is_result(block, url: str) -> bool:
         return True
     if any(word in tpl for word in _CARD_TPL_EXCLUDED):
         return False
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if host in _VERTICAL_HOSTS:
+    parts, host = _split(url)
+    if parts is None or host in _VERTICAL_HOSTS:
         return False
     if host.endswith("baidu.com") and (parts.path in ("/s", "/sf/vsearch") or parts.path.startswith("/sf/")):
         return False
@@ -251,10 +252,12 @@ class Baidu(Engine):
 
         title = text_of(tree.css_first("title"))
         visible = page_text(tree, 6000)
-        if any(marker in title or marker in visible for marker in _BLOCK_MARKERS) or "wappass.baidu.com" in text:
+        if any(marker in title or marker in visible for marker in _BLOCK_MARKERS):
             return Parsed("blocked", detail="Baidu security check (百度安全验证 / captcha)")
         if tree.css_first(".content_none, .nors") is not None or any(m in visible for m in _NO_RESULTS_TEXT):
             return Parsed("empty", detail="no results")
+        if "wappass.baidu.com" in text:  # a script bouncing the browser to the captcha
+            return Parsed("blocked", detail="Baidu security check (wappass captcha)")
         return not_understood("no result containers and no no-results message")
 
 

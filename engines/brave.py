@@ -86,6 +86,13 @@ def cookies_for(options: SearchOptions) -> str:
     return "; ".join(f"{k}={v}" for k, v in pairs)
 
 
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return ""
+
+
 def _is_ad(block) -> bool:
     if (attr(block, "data-type") or "web") != "web":
         return True
@@ -182,7 +189,7 @@ class Brave(Engine):
             if link is None:
                 continue
             url = unwrap(attr(link, "href"), base)
-            host = (urlsplit(url).hostname or "").lower() if url.startswith(("http://", "https://")) else ""
+            host = _host(url) if url.startswith(("http://", "https://")) else ""
             if not host or host == "search.brave.com":
                 continue  # relative or Brave-internal links (ad redirects) are not results
             title = text_of(title_node) if title_node is not None else text_of(link)

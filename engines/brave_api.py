@@ -34,11 +34,9 @@ _QUOTA_CODES = ("QUOTA_LIMITED", "USAGE_LIMIT_EXCEEDED", "SUBSCRIPTION_EXPIRED",
 
 
 def search_lang(region: str) -> str:
-    lowered = region.lower()
-    if lowered in _LANGS:
-        return _LANGS[lowered]
-    lang = lowered.split("-")[0]
-    return _LANGS.get(lang, lang)
+    lang = region.replace("_", "-").split("-")[0].lower()
+    country = (country_of(region) or "").lower()
+    return _LANGS.get(f"{lang}-{country}") or _LANGS.get(lang, lang)
 
 
 def html_text(fragment: str) -> str:
@@ -83,6 +81,15 @@ def rate_limit_reset(response: Response) -> float | None:
     return max(waits) if waits else None
 
 
+def country_of(region: str | None) -> str | None:
+    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
+    parts = (region or "").replace("_", "-").split("-")[1:]
+    for part in reversed(parts):
+        if len(part) == 2 and part.isalpha():
+            return part.upper()
+    return None
+
+
 def keyed_failure(response: Response, data: object) -> Parsed | None:
     status = response.status
     if 200 <= status < 300:
@@ -119,8 +126,9 @@ class BraveApi(Engine):
         text = f"{query} site:{options.site}" if options.site else query
         params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 1), 20)))]
         if options.region:
-            if "-" in options.region:
-                params.append(("country", options.region.split("-", 1)[1].upper()))
+            country = country_of(options.region)
+            if country:
+                params.append(("country", country))
             params.append(("search_lang", search_lang(options.region)))
         if options.time_range:
             params.append(("freshness", _FRESHNESS[options.time_range]))

@@ -95,7 +95,9 @@ class DuckDuckGoHtml(Engine):
             if link is None:
                 continue
             snippet = text_of(first(block, ".result__snippet"))
-            stamp = text_of(first(block, ".result__extras__url > span", ".result__timestamp"))
+            # The date sits in a bare <span> after the displayed URL (not the icon span).
+            stamp = " ".join(text_of(span) for span in block.css(".result__extras__url > span, .result__timestamp")
+                             if "result__icon" not in attr(span, "class"))
             when = parse_date(stamp, options.now) if stamp else leading_date(snippet, options.now)
             items.append((text_of(link), unwrap(attr(link, "href"), URL), snippet, when))
         rows = rows_from(items)

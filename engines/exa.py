@@ -75,7 +75,7 @@ def _is_prose(line: str) -> bool:
 
 def page_snippet(text: str, title: str = "") -> str:
     """A snippet from page text: its prose lines, skipping navigation (lines of bare links)."""
-    text = _MD_CARD.sub(" ", text)
+    text = _MD_CARD.sub(" ", text[:SNIPPET_CHARS * 20])  # a snippet never needs more; bounds regex work
     heading = clean_markdown(title).lower()
     prose = []
     for line in text.splitlines():
@@ -104,6 +104,15 @@ def _error_message(data: object) -> str:
             if isinstance(value, str) and value.strip():
                 return value.strip()[:160]
     return ""
+
+
+def country_of(region: str | None) -> str | None:
+    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
+    parts = (region or "").replace("_", "-").split("-")[1:]
+    for part in reversed(parts):
+        if len(part) == 2 and part.isalpha():
+            return part.upper()
+    return None
 
 
 def keyed_failure(response: Response, data: object, service: str) -> Parsed | None:
@@ -158,8 +167,9 @@ class Exa(Engine):
             body["includeDomains"] = [options.site]
         if options.time_range:
             body["startPublishedDate"] = start_date(options.time_range, options.now)
-        if options.region and "-" in options.region:
-            body["userLocation"] = options.region.split("-", 1)[1].upper()
+        country = country_of(options.region)
+        if country:
+            body["userLocation"] = country
         headers = api_headers()
         headers["Content-Type"] = "application/json"
         key = options.api_key or ""

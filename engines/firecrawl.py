@@ -72,6 +72,15 @@ def keyed_failure(response: Response, data: object) -> Parsed | None:
     return dataclasses.replace(failure, detail=failure.detail + suffix)
 
 
+def country_of(region: str | None) -> str | None:
+    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
+    parts = (region or "").replace("_", "-").split("-")[1:]
+    for part in reversed(parts):
+        if len(part) == 2 and part.isalpha():
+            return part.upper()
+    return None
+
+
 def _web_results(data: dict) -> list | None:
     """v2: {"data": {"web": [...]}}; v1: {"data": [...]}; None when neither shape is there."""
     payload = data.get("data")
@@ -121,8 +130,9 @@ class Firecrawl(Engine):
         }
         if options.time_range:
             body["tbs"] = _TBS[options.time_range]
-        if options.region and "-" in options.region:
-            body["country"] = options.region.split("-", 1)[1].upper()
+        country = country_of(options.region)
+        if country:
+            body["country"] = country
         # No scrapeOptions: only the result list, not page markdown (costs credits, bloats snippets).
         headers = api_headers()
         headers["Content-Type"] = "application/json"

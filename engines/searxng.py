@@ -37,10 +37,10 @@ def base_of(base_url: str) -> str:
 def language_for(region: str | None) -> str:
     if not region:
         return "auto"
-    if "-" in region:
-        lang, country = region.split("-", 1)
-        return f"{lang.lower()}-{country.upper()}"
-    return region.lower()
+    parts = region.replace("_", "-").split("-")
+    lang = parts[0].lower()
+    country = next((p for p in reversed(parts[1:]) if len(p) == 2 and p.isalpha()), None)
+    return f"{lang}-{country.upper()}" if country else lang
 
 
 def _text(value: object) -> str:

@@ -69,9 +69,19 @@ def keyed_failure(response: Response, data: object) -> Parsed | None:
     return dataclasses.replace(failure, detail=failure.detail + suffix)
 
 
+def country_of(region: str | None) -> str | None:
+    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
+    parts = (region or "").replace("_", "-").split("-")[1:]
+    for part in reversed(parts):
+        if len(part) == 2 and part.isalpha():
+            return part.upper()
+    return None
+
+
 def hl_for(region: str) -> str:
-    lowered = region.lower()
-    return _HL_WITH_REGION.get(lowered, lowered.split("-")[0])
+    lang = region.replace("_", "-").split("-")[0].lower()
+    country = (country_of(region) or "").lower()
+    return _HL_WITH_REGION.get(f"{lang}-{country}", lang)
 
 
 class Serper(Engine):
@@ -91,8 +101,9 @@ class Serper(Engine):
         text = f"{query} site:{options.site}" if options.site else query
         body: dict[str, object] = {"q": text, "num": min(max(options.count, 1), 100)}
         if options.region:
-            if "-" in options.region:
-                body["gl"] = options.region.split("-", 1)[1].lower()
+            country = country_of(options.region)
+            if country:
+                body["gl"] = country.lower()
             body["hl"] = hl_for(options.region)
         if options.time_range:
             body["tbs"] = _TBS[options.time_range]

@@ -50,3 +50,22 @@ FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0)
 @pytest.fixture
 def options() -> SearchOptions:
     return SearchOptions(now=FIXED_NOW)
+
+
+# ----- loopback stand-ins -----
+from standins import StandIn  # noqa: E402
+
+
+@pytest.fixture
+async def standins():
+    """Factory for loopback engines: `await standins(behaviour)` -> a started StandIn."""
+    started: list[StandIn] = []
+
+    async def make(behaviour) -> StandIn:
+        standin = await StandIn(behaviour).start()
+        started.append(standin)
+        return standin
+
+    yield make
+    for standin in started:
+        await standin.stop()

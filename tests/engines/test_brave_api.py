@@ -123,7 +123,7 @@ def test_safesearch(safesearch):
 
 @pytest.mark.parametrize("region, lang, country", [
     ("zh-CN", "zh-hans", "CN"), ("zh-TW", "zh-hant", "TW"), ("ja-JP", "jp", "JP"), ("de-DE", "de", "DE"),
-    ("en-US", "en", "US"), ("pt-BR", "pt-br", "BR"),
+    ("en-US", "en", "US"), ("pt-BR", "pt-br", "BR"), ("zh-Hans-CN", "zh-hans", "CN"),
 ])
 def test_region_mapping(region, lang, country):
     params = dict(ENGINE.build("q", SearchOptions(api_key=KEY, region=region)).params)
@@ -183,7 +183,8 @@ def test_validation_422_is_plain_error():
 
 
 def test_429_uses_retry_after_or_rate_limit_reset():
-    body = '{"type":"ErrorResponse","error":{"status":429,"code":"RATE_LIMITED","detail":"Request rate limit exceeded"}}'
+    body = ('{"type":"ErrorResponse","error":{"status":429,"code":"RATE_LIMITED",'
+            '"detail":"Request rate limit exceeded"}}')
     parsed = parse(body, status=429, headers={"Retry-After": "2"})
     assert (parsed.status, parsed.retry_after) == ("ratelimited", 2.0)
     parsed = parse(body, status=429, headers={"X-RateLimit-Remaining": "0, 1500", "X-RateLimit-Reset": "1, 1419704"})

@@ -92,7 +92,8 @@ def test_page_text_snippet_skips_navigation(options):
 def test_markdown_cleaning_units():
     assert clean_markdown("## Title\n* [Link text](https://x.y) and ![img](a.png) **bold** &amp; more") == \
         "Title Link text and bold & more"
-    text = "[Home] \n[About us] \n* [Menu item]\nThis is a real sentence of prose that says something useful about it.\n"
+    text = ("[Home] \n[About us] \n* [Menu item]\n"
+            "This is a real sentence of prose that says something useful about it.\n")
     assert page_snippet(text) == "This is a real sentence of prose that says something useful about it."
 
 

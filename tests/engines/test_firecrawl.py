@@ -91,6 +91,11 @@ def test_tbs(time_range, tbs):
     assert ENGINE.build("q", SearchOptions(api_key=KEY, time_range=time_range)).json["tbs"] == tbs
 
 
+def test_region_without_country_adds_nothing():
+    assert "country" not in ENGINE.build("q", SearchOptions(api_key=KEY, region="de")).json
+    assert ENGINE.build("q", SearchOptions(api_key=KEY, region="zh-Hant-TW")).json["country"] == "TW"
+
+
 def test_disabled_reason_names_env_var():
     reason = ENGINE.disabled_reason(SearchOptions())
     assert reason is not None and "FIRECRAWL_API_KEY" in reason

@@ -115,6 +115,12 @@ def test_base_of(given_url, base):
     assert base_of(given_url) == base
 
 
+@pytest.mark.parametrize("region, language", [("en-US", "en-US"), ("zh-Hans-CN", "zh-CN"), ("fr", "fr"),
+                                              ("de_DE", "de-DE"), (None, "auto")])
+def test_language(region, language):
+    assert dict(ENGINE.build("q", opts(region=region)).params)["language"] == language
+
+
 def test_build_without_base_url_refuses():
     with pytest.raises(ValueError, match="METASEARCH_SEARXNG_URL"):
         ENGINE.build("q", SearchOptions())

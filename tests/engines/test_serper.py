@@ -23,7 +23,8 @@ EXPECTED = {
     (BET, "ATP tennis matches today"): (
         "ok", 10, "Tennis ATP & WTA Live Scores", "https://www.espn.com/tennis/scoreboard"),
     (BET, "LaLiga matches today"): (
-        "ok", 10, "Spanish La Liga Scores & Fixtures - Sky Sports", "https://www.skysports.com/la-liga-scores-fixtures"),
+        "ok", 10, "Spanish La Liga Scores & Fixtures - Sky Sports",
+        "https://www.skysports.com/la-liga-scores-fixtures"),
     ("openwebui__apple-inc.json", None): ("ok", 8, "Apple", "https://www.apple.com/"),
 }
 WRAPPED = {BET}  # files holding {query: raw response}
@@ -111,7 +112,8 @@ def test_build_all_options():
 
 
 @pytest.mark.parametrize("region, gl, hl", [("zh-CN", "cn", "zh-cn"), ("zh-TW", "tw", "zh-tw"),
-                                            ("de-DE", "de", "de"), ("pt-BR", "br", "pt-br")])
+                                            ("de-DE", "de", "de"), ("pt-BR", "br", "pt-br"),
+                                            ("zh-Hans-CN", "cn", "zh-cn")])
 def test_region(region, gl, hl):
     body = ENGINE.build("q", SearchOptions(api_key=KEY, region=region)).json
     assert (body["gl"], body["hl"]) == (gl, hl)

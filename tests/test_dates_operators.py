@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from engines.dates import leading_date, parse_date
+from plugin.operators import parse_operators
+
+NOW = datetime(2026, 11, 29, 12, 0)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("3 days ago", date(2026, 11, 26)),
+    ("1 day ago", date(2026, 11, 28)),
+    ("2 weeks ago", date(2026, 11, 15)),
+    ("an hour ago", date(2026, 11, 29)),
+    ("3 天前", date(2026, 11, 26)),
+    ("5小时前", date(2026, 11, 29)),
+    ("昨天", date(2026, 11, 28)),
+    ("2026年11月3日", date(2026, 11, 3)),
+    ("2025年1月8日 发布", date(2025, 1, 8)),
+    ("Nov 3, 2025", date(2025, 11, 3)),
+    ("3 November 2025", date(2025, 11, 3)),
+    ("2025-01-08T00:00:00Z", date(2025, 1, 8)),
+    ("10/23/2015", date(2015, 10, 23)),
+    ("12月31日", date(2025, 12, 31)),  # a month-day after today means last year
+    ("no date here", None),
+    ("2026年2月30日", None),
+])
+def test_parse_date(text, expected):
+    assert parse_date(text, NOW) == expected
+
+
+def test_leading_date_only_reads_the_front_of_a_snippet():
+    assert leading_date("Nov 3, 2025 · Python 3.14 released", NOW) == date(2025, 11, 3)
+    assert leading_date("3 天前 - 东数西算工程", NOW) == date(2026, 11, 26)
+    assert leading_date("Python was released in 1991 and on 2025-01-01 it …", NOW) is None
+
+
+@pytest.mark.parametrize(("query", "text", "site", "time_range", "recognised"), [
+    ("asyncio site:python.org", "asyncio", "python.org", None, ["site=python.org"]),
+    ("rust release past week", "rust release", None, "week", ["time=week"]),
+    ("k8s news in the last 24 hours", "k8s news", None, "day", ["time=day"]),
+    ("Kubernetes 新版本 最近一周", "Kubernetes 新版本", None, "week", ["time=week"]),
+    ("site:gov.cn 数据要素 最近一个月", "数据要素", "gov.cn", "month", ["site=gov.cn", "time=month"]),
+    ("python releases this year", "python releases", None, "year", ["time=year"]),
+    ("plain query", "plain query", None, None, []),
+])
+def test_operators(query, text, site, time_range, recognised):
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.site, ops.time_range, ops.recognised) == (text, site, time_range, recognised)
+
+
+def test_since_year_keeps_the_year_and_filters_by_date():
+    ops = parse_operators("大模型 政策 2025年以后", now=NOW)
+    assert ops.since == date(2025, 1, 1) and ops.recognised == ["time=since:2025-01-01"]
+    assert "2025" in ops.text and "以后" not in ops.text
+    assert ops.time_range is None  # 23 months: wider than any native range
+    assert ops.window_start(NOW) == date(2025, 1, 1)
+    recent = parse_operators("AI policy since 2026", now=NOW)
+    assert recent.time_range == "year" and recent.window_start(NOW) == date(2026, 1, 1)
+
+
+def test_negated_or_grouped_sites_are_left_to_the_engines():
+    for query in ("site:microsoft.com -site:www.microsoft.com", "(site:nasa.gov OR site:spacex.com) Voyager"):
+        ops = parse_operators(query, now=NOW)
+        assert ops.site is None and ops.text == query
+
+
+def test_explicit_arguments_win():
+    ops = parse_operators("rust past week", site="rust-lang.org", time_range="month", now=NOW)
+    assert ops.site == "rust-lang.org" and ops.time_range == "month"

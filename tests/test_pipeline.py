@@ -1,0 +1,333 @@
+"""The pipeline end to end against loopback stand-in engines (real HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from plugin.cooldown import Cooldowns
+from plugin.search import Searcher
+from plugin.settings import Settings
+from standins import bing_page, ddg_page, ddg_wrapped, hang, page, sequence
+
+PY_ROWS = [
+    ("Python Release Notes", "https://docs.python.org/3/whatsnew/3.13.html", "What's new in Python 3.13 release"),
+    ("Python downloads", "https://www.python.org/downloads/", "Download Python releases notes"),
+    ("Python 3.13 release notes explained", "https://realpython.com/python313-new-features/",
+     "Python 3.13 release notes"),
+]
+
+
+def searcher(endpoints: dict[str, str], **settings) -> Searcher:
+    settings.setdefault("engines", list(endpoints))
+    return Searcher(Settings(endpoints=endpoints, **settings))
+
+
+async def test_engines_are_queried_concurrently(standins):
+    delay = 0.6
+    engines = {
+        "bing": await standins(page(bing_page(PY_ROWS), delay=delay)),
+        "bing-cn": await standins(page(bing_page(PY_ROWS[:1]), delay=delay)),
+        "duckduckgo-html": await standins(page(ddg_page(PY_ROWS[1:]), delay=delay)),
+    }
+    s = searcher({name: st.url for name, st in engines.items()})
+    started = time.monotonic()
+    response = await s.search("python release notes")
+    elapsed = time.monotonic() - started
+    await s.close()
+    assert [e.status for e in response.engines] == ["ok", "ok", "ok"]
+    # Every request arrived before any engine had answered: they were in flight together.
+    arrivals = [st.requests[0].arrived for st in engines.values()]
+    answers = [st.finished[0] for st in engines.values()]
+    assert max(arrivals) < min(answers)
+    # And the whole search took about one delay, not the sum of three (generous bound).
+    assert elapsed < 3 * delay - 0.2
+
+
+async def test_hung_engine_is_cut_at_its_deadline_and_others_rows_come_back(standins):
+    good = await standins(page(bing_page(PY_ROWS)))
+    stuck = await standins(hang(30))
+    s = searcher({"bing": good.url, "duckduckgo-html": stuck.url}, timeout_ms=700)
+    started = time.monotonic()
+    response = await s.search("python release notes")
+    elapsed = time.monotonic() - started
+    await s.close()
+    statuses = {e.name: e.status for e in response.engines}
+    assert statuses == {"bing": "ok", "duckduckgo-html": "timeout"}
+    assert len(response.results) == 3
+    assert response.partial is True
+    assert elapsed < 5  # the deadline (0.7 s) bounds it, far below the 30 s hang
+
+
+async def test_body_that_drips_is_cut_by_the_same_deadline(standins):
+    from standins import drip
+
+    slow = await standins(drip(bing_page(PY_ROWS).encode(), interval=0.5, chunk=20))
+    s = searcher({"bing": slow.url}, timeout_ms=800)
+    response = await s.search("python release notes")
+    await s.close()
+    assert response.engines[0].status == "timeout"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_cooldown_skips_escalates_and_resets(standins):
+    behaviour_state = {"fail": True}
+
+    async def flaky(request, standin):
+        from aiohttp import web
+
+        if behaviour_state["fail"]:
+            return web.Response(status=503, text="unavailable")
+        return web.Response(text=bing_page(PY_ROWS), content_type="text/html")
+
+    engine = await standins(flaky)
+    s = searcher({"bing": engine.url}, cooldown_timeout_s=30, cooldown_growth=2)
+    clock = FakeClock()
+    s.cooldowns = Cooldowns(s.settings, s.cooldowns.store, clock=clock)
+
+    first = await s.search("python release notes")
+    assert first.engines[0].status == "error" and "HTTP 503" in first.engines[0].detail
+    entry = await s.cooldowns.store.get("bing")
+    assert entry.failures == 1 and entry.until - clock.now == pytest.approx(30)
+
+    second = await s.search("python release notes")
+    assert second.engines[0].status == "cooldown"
+    assert len(engine.requests) == 1  # the cooling engine was not asked again
+    assert second.partial is True
+
+    clock.now += 31  # window over: asked again, fails again, window doubles
+    third = await s.search("python release notes")
+    assert third.engines[0].status == "error"
+    entry = await s.cooldowns.store.get("bing")
+    assert entry.failures == 2 and entry.until - clock.now == pytest.approx(60)
+
+    clock.now += 61
+    behaviour_state["fail"] = False
+    fourth = await s.search("python release notes")
+    assert fourth.engines[0].status == "ok"
+    assert await s.cooldowns.store.get("bing") is None  # success resets
+    await s.close()
+
+
+async def test_cooldown_windows_depend_on_the_failure_and_honour_retry_after(standins):
+    limited = await standins(page("slow down", status=429, headers={"Retry-After": "7200"}))
+    captcha = await standins(page('<html><body><div class="captcha"><div class="captcha_header">One last step'
+                                  '</div></div></body></html>'))
+    s = searcher({"bing": limited.url, "bing-cn": captcha.url},
+                 cooldown_ratelimited_s=300, cooldown_blocked_s=1800, cooldown_timeout_s=30)
+    clock = FakeClock()
+    s.cooldowns = Cooldowns(s.settings, s.cooldowns.store, clock=clock)
+    response = await s.search("python release notes")
+    await s.close()
+    statuses = {e.name: e.status for e in response.engines}
+    assert statuses == {"bing": "ratelimited", "bing-cn": "blocked"}
+    assert (await s.cooldowns.store.get("bing")).until - clock.now == pytest.approx(7200)  # Retry-After wins
+    assert (await s.cooldowns.store.get("bing-cn")).until - clock.now == pytest.approx(1800)
+
+
+async def test_fallback_runs_only_when_every_primary_is_empty_or_irrelevant(standins):
+    primary = await standins(page(bing_page(PY_ROWS)))
+    fallback = await standins(page(ddg_page(PY_ROWS)))
+    tiers = {"bing": "primary", "duckduckgo-html": "fallback"}
+    s = searcher({"bing": primary.url, "duckduckgo-html": fallback.url}, tiers=tiers)
+    response = await s.search("python release notes")
+    assert {e.name: e.status for e in response.engines} == {"bing": "ok", "duckduckgo-html": "skipped"}
+    assert fallback.requests == []
+
+    # Now the primary answers with pages about something else: irrelevant, so the fallback runs.
+    primary.behaviour = page(bing_page([("Cat pictures", "https://cats.example.com/", "cute cats"),
+                                        ("Dog food", "https://dogs.example.com/", "kibble")]))
+    response = await s.search("python release notes")
+    await s.close()
+    assert {e.name: e.status for e in response.engines} == {"bing": "irrelevant", "duckduckgo-html": "ok"}
+    assert len(fallback.requests) == 1
+    assert all("duckduckgo-html" in row.engines for row in response.results)
+
+
+async def test_fallback_runs_when_primary_fails(standins):
+    primary = await standins(page("oops", status=500))
+    fallback = await standins(page(ddg_page(PY_ROWS)))
+    s = searcher({"bing": primary.url, "duckduckgo-html": fallback.url},
+                 tiers={"bing": "primary", "duckduckgo-html": "fallback"})
+    response = await s.search("python release notes")
+    await s.close()
+    assert {e.name: e.status for e in response.engines} == {"bing": "error", "duckduckgo-html": "ok"}
+    assert response.partial is True and len(response.results) == 3
+
+
+JUNK_AND_GOOD = [
+    ("定位_百度百科", "https://baike.baidu.com/item/定位/1", "定位，汉语词语，读音为dìng wèi，指确定方位"),
+    ("国家_百度百科", "https://baike.baidu.com/item/国家/2", "国家是指拥有共同的语言、文化、种族"),
+    ("东数西算工程八大国家算力枢纽节点的定位与布局", "https://www.ndrc.gov.cn/xxgk/jd/202202/t20220217.html",
+     "东数西算 工程在京津冀、长三角等地布局建设国家算力枢纽节点，明确各枢纽节点的定位"),
+    ("节点_百度百科", "https://baike.baidu.com/item/节点/3", "节点是网络任何支路的终端"),
+]
+
+
+async def test_cjk_gate_drops_dictionary_junk(standins):
+    engine = await standins(page(bing_page(JUNK_AND_GOOD)))
+    s = searcher({"bing-cn": engine.url})
+    response = await s.search("东数西算 八个国家枢纽节点 定位")
+    await s.close()
+    assert [r.url for r in response.results] == ["https://www.ndrc.gov.cn/xxgk/jd/202202/t20220217.html"]
+    report = response.engines[0]
+    assert (report.status, report.rows, report.kept) == ("ok", 4, 1)
+
+
+async def test_cjk_gate_keeps_mixed_query_on_ascii_word_alone(standins):
+    rows = [("PostgreSQL: Documentation: 17: Logical Replication", "https://www.postgresql.org/docs/current/"
+             "logical-replication.html", "Logical replication is a method of replicating data objects"),
+            ("如何（汉语词语）_百度百科", "https://baike.baidu.com/item/如何/4", "如何，汉语词语，意思是怎么，怎么样")]
+    engine = await standins(page(bing_page(rows)))
+    s = searcher({"bing-cn": engine.url})
+    response = await s.search("如何配置 postgres 逻辑复制")
+    await s.close()
+    assert [r.domain for r in response.results] == ["postgresql.org"]
+
+
+async def test_latin_gate_drops_a_list_answering_another_query(standins):
+    love_poems = [
+        ("99+ Bài Thơ Tình Ngọt Ngào", "https://chanhtuoi.com/tho-tinh.html", "Tuyển tập thơ tình hay, lãng mạn"),
+        ("Tình yêu – Wikipedia tiếng Việt", "https://vi.wikipedia.org/wiki/Tình_yêu", "Tình yêu, ái tình"),
+        ("Tình - Văn Phụng | Lời bài hát", "https://loibaihat.example.vn/tinh", "Lời bài hát Tình"),
+        ("Tra từ: tình - Từ điển Hán Nôm", "https://hvdic.example.vn/tinh", "tình"),
+    ]
+    weather = [
+        ("Dự báo thời tiết Hà Nội hôm nay", "https://nchmf.gov.vn/thoi-tiet", "Tình hình thời tiết Hà Nội"),
+        ("Thời tiết 10 ngày tới", "https://thoitiet.example.vn/", "Cập nhật tình hình thời tiết mới nhất"),
+    ]
+    bing = await standins(page(bing_page(love_poems)))
+    ddg = await standins(page(ddg_page(weather)))
+    s = searcher({"bing": bing.url, "duckduckgo-html": ddg.url})
+    response = await s.search("tình hình thời tiết")
+    await s.close()
+    statuses = {e.name: e.status for e in response.engines}
+    assert statuses == {"bing": "irrelevant", "duckduckgo-html": "ok"}
+    assert {r.domain for r in response.results} == {"nchmf.gov.vn", "example.vn"}
+
+
+async def test_latin_gate_keeps_ordinary_english_lists_whole(standins):
+    rows = PY_ROWS + [("What's New In Python", "https://docs.python.org/3/whatsnew/", "Changelog and notes")]
+    engine = await standins(page(bing_page(rows)))
+    s = searcher({"bing": engine.url})
+    response = await s.search("python release notes")
+    await s.close()
+    assert response.engines[0].kept == 4
+
+
+async def test_rows_from_different_engines_merge_into_one(standins):
+    bing = await standins(page(bing_page([
+        ("Python 3.13 release notes", "https://docs.python.org/3/whatsnew/3.13.html?utm_source=bing&msclkid=9",
+         "short"),
+        ("Python downloads", "https://www.python.org/downloads/", "Download Python"),
+    ])))
+    ddg = await standins(page(ddg_page([
+        ("Python downloads", "https://python.org/downloads", "Download Python release notes"),
+        ("What's New In Python 3.13 — Python 3.13 documentation",
+         ddg_wrapped("https://docs.python.org/3/whatsnew/3.13.html#summary"), "A much longer snippet about "
+         "what is new in the Python 3.13 release"),
+    ])))
+    s = searcher({"bing": bing.url, "duckduckgo-html": ddg.url})
+    response = await s.search("python 3.13 release notes")
+    await s.close()
+    assert len(response.results) == 2
+    by_url = {r.url: r for r in response.results}
+    notes = by_url["https://docs.python.org/3/whatsnew/3.13.html"]
+    assert sorted(notes.engines) == ["bing", "duckduckgo-html"]
+    assert notes.positions == {"bing": 1, "duckduckgo-html": 2}
+    assert notes.snippet.startswith("A much longer snippet")
+    assert notes.title == "What's New In Python 3.13 — Python 3.13 documentation"
+    downloads = [r for r in response.results if r.domain == "python.org" and "downloads" in r.url]
+    assert len(downloads) == 1 and sorted(downloads[0].engines) == ["bing", "duckduckgo-html"]
+
+
+async def test_core_word_retry_for_a_long_cjk_query(standins):
+    junk = bing_page([("如何（汉语词语）_百度百科", "https://baike.baidu.com/item/如何", "如何，汉语词语")])
+    good = bing_page([("Kubernetes 滚动更新 配置 指南", "https://kubernetes.io/zh-cn/docs/rolling-update/",
+                       "在 Kubernetes 中配置 Deployment 的滚动更新策略")])
+    engine = await standins(sequence(page(junk), page(good)))
+    s = searcher({"bing-cn": engine.url})
+    response = await s.search("请问如何在集群中配置滚动更新策略呢")
+    await s.close()
+    queries = engine.queries()
+    assert len(queries) == 2
+    assert queries[0].startswith("请问如何在集群中配置滚动更新策略呢")
+    assert "请问" not in queries[1] and "如何" not in queries[1] and "配置滚动更新策略" in queries[1]
+    assert response.engines[0].status == "ok" and "retried with core words" in response.engines[0].detail
+    assert response.results[0].domain == "kubernetes.io"
+
+
+async def test_no_core_word_retry_when_the_first_answer_has_rows(standins):
+    good = bing_page([("集群中配置滚动更新策略", "https://kubernetes.io/zh-cn/docs/x/", "配置滚动更新策略的方法")])
+    engine = await standins(page(good))
+    s = searcher({"bing-cn": engine.url})
+    await s.search("请问如何在集群中配置滚动更新策略呢")
+    await s.close()
+    assert len(engine.requests) == 1
+
+
+async def test_one_engine_raising_never_fails_the_search(standins, monkeypatch):
+    from engines import ENGINES
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr(ENGINES["duckduckgo-html"], "parse", broken)
+    bing = await standins(page(bing_page(PY_ROWS)))
+    ddg = await standins(page(ddg_page(PY_ROWS)))
+    s = searcher({"bing": bing.url, "duckduckgo-html": ddg.url})
+    response = await s.search("python release notes")
+    await s.close()
+    statuses = {e.name: (e.status, e.detail) for e in response.engines}
+    assert statuses["bing"][0] == "ok"
+    assert statuses["duckduckgo-html"][0] == "error" and "parser bug" in statuses["duckduckgo-html"][1]
+
+
+async def test_limit_is_clamped_and_results_cut(standins):
+    rows = [(f"Python notes part {i}", f"https://example{i}.org/python-notes", "python release notes")
+            for i in range(30)]
+    engine = await standins(page(bing_page(rows)))
+    s = searcher({"bing": engine.url})
+    assert len((await s.search("python release notes")).results) == 8
+    assert len((await s.search("python release notes", limit=100)).results) == 20
+    assert len((await s.search("python release notes", limit=0)).results) == 1
+    assert len((await s.search("python release notes", limit="3")).results) == 3
+    await s.close()
+
+
+async def test_ddg_rate_limit_202_and_endpoint_rewrite(standins):
+    engine = await standins(page("", status=202))
+    s = searcher({"duckduckgo-html": engine.url})
+    response = await s.search("python")
+    await s.close()
+    assert response.engines[0].status == "ratelimited"
+    seen = engine.requests[0]
+    assert seen.method == "POST" and seen.path == "/html/" and seen.form["q"] == ["python"]
+
+
+async def test_charset_of_a_gbk_page_is_decoded(standins):
+    body = bing_page([("东数西算工程国家枢纽节点", "https://www.gov.cn/x", "东数西算 国家枢纽节点 定位")])
+    body = body.replace("<html>", '<html><head><meta charset="gbk"></head>').encode("gbk")
+    engine = await standins(page(body, content_type="text/html"))
+    s = searcher({"bing-cn": engine.url})
+    response = await s.search("东数西算 枢纽节点")
+    await s.close()
+    assert response.results[0].title == "东数西算工程国家枢纽节点"
+
+
+async def test_response_size_cap_is_enforced(standins):
+    big = bing_page(PY_ROWS) + "<!--" + "x" * 300_000 + "-->"
+    engine = await standins(page(big))
+    s = searcher({"bing": engine.url}, max_response_bytes=100_000)
+    response = await s.search("python release notes")
+    await s.close()
+    assert response.engines[0].status == "error"
+    assert "cap" in response.engines[0].detail
