@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 from engines.base import (
     Engine,
     EngineFacts,
@@ -12,13 +9,20 @@ from engines.base import (
     Request,
     Response,
     SearchOptions,
-    http_failure,
     not_understood,
-    parse_retry_after,
     rows_from,
 )
-from engines.browser import api_headers
 from engines.dates import parse_date
+from engines.jsonapi import (
+    MESSAGE_CHARS,
+    country_of,
+    header_retry_after,
+    keyed_failure,
+    keyed_request,
+    language_of,
+    linked,
+    load_json,
+)
 from engines.markup import parse_html, text_of
 from engines.redirects import unwrap
 
@@ -34,7 +38,7 @@ _QUOTA_CODES = ("QUOTA_LIMITED", "USAGE_LIMIT_EXCEEDED", "SUBSCRIPTION_EXPIRED",
 
 
 def search_lang(region: str) -> str:
-    lang = region.replace("_", "-").split("-")[0].lower()
+    lang = language_of(region)
     country = (country_of(region) or "").lower()
     return _LANGS.get(f"{lang}-{country}") or _LANGS.get(lang, lang)
 
@@ -46,22 +50,15 @@ def html_text(fragment: str) -> str:
     return text_of(parse_html(f"<div>{fragment}</div>").css_first("div"))
 
 
-def _load(response: Response) -> object:
-    try:
-        return json.loads(response.text)
-    except (ValueError, TypeError, RecursionError):
-        return None
-
-
 def _error(data: object) -> tuple[str, str]:
     """(code, detail) of a Brave ErrorResponse, else empty strings."""
     if isinstance(data, dict) and isinstance(data.get("error"), dict):
         error = data["error"]
         code = error.get("code") if isinstance(error.get("code"), str) else ""
         detail = error.get("detail") if isinstance(error.get("detail"), str) else ""
-        return code, detail[:160]
+        return code, detail[:MESSAGE_CHARS]
     if isinstance(data, dict) and isinstance(data.get("message"), str):
-        return "", data["message"][:160]
+        return "", data["message"][:MESSAGE_CHARS]
     return "", ""
 
 
@@ -81,32 +78,23 @@ def rate_limit_reset(response: Response) -> float | None:
     return max(waits) if waits else None
 
 
-def country_of(region: str | None) -> str | None:
-    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
-    parts = (region or "").replace("_", "-").split("-")[1:]
-    for part in reversed(parts):
-        if len(part) == 2 and part.isalpha():
-            return part.upper()
-    return None
+def retry_after(response: Response) -> float | None:
+    """Retry-After when Brave sends one (and it is not 0), else the exhausted window's reset."""
+    return header_retry_after(response) or rate_limit_reset(response)
 
 
-def keyed_failure(response: Response, data: object) -> Parsed | None:
-    status = response.status
-    if 200 <= status < 300:
-        return None
-    code, message = _error(data)
-    suffix = f": {code or ''}{' ' if code and message else ''}{message}" if code or message else ""
-    retry_after = parse_retry_after(response.headers.get("retry-after")) or rate_limit_reset(response)
-    if status in (401, 403) or code in _KEY_CODES:
+def brave_failure(response: Response, data: object) -> Parsed | None:
+    """Brave's errors are told by code more than by status; the detail names both code and text."""
+    code, detail = _error(data)
+    return keyed_failure(
+        response, " ".join(part for part in (code, detail) if part), "Brave API",
         # Brave answers a bad token with 422 SUBSCRIPTION_TOKEN_INVALID.
-        return Parsed("error", detail=f"API key rejected (HTTP {status}){suffix}")
-    if status == 402 or code in _QUOTA_CODES:
-        return Parsed("ratelimited", detail=f"Brave API quota exhausted (HTTP {status}){suffix}",
-                      retry_after=retry_after)
-    if status == 429:
-        return Parsed("ratelimited", detail=f"HTTP 429 rate limit{suffix}", retry_after=retry_after)
-    failure = http_failure(response) or Parsed("error", detail=f"HTTP {status}")
-    return dataclasses.replace(failure, detail=failure.detail + suffix)
+        key_rejected=code in _KEY_CODES,
+        quota_exhausted=code in _QUOTA_CODES,
+        quota_words=(),  # the codes say it; words in the text do not
+        wait=retry_after,
+        rate_limit_detail="HTTP 429 rate limit",
+    )
 
 
 class BraveApi(Engine):
@@ -133,15 +121,12 @@ class BraveApi(Engine):
         if options.time_range:
             params.append(("freshness", _FRESHNESS[options.time_range]))
         params.append(("safesearch", options.safesearch))  # off | moderate | strict, Brave's own names
-        headers = api_headers()
-        headers["Accept"] = "application/json"
-        key = options.api_key or ""
-        headers["X-Subscription-Token"] = key
-        return Request("GET", URL, params=tuple(params), headers=headers, secrets=(key,) if key else ())
+        # api_headers already asks for application/json, which Brave requires.
+        return keyed_request("GET", URL, options, "X-Subscription-Token", params=tuple(params))
 
     def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        data = _load(response)
-        failure = keyed_failure(response, data)
+        data = load_json(response)
+        failure = brave_failure(response, data)
         if failure:
             return failure
         if not isinstance(data, dict):
@@ -161,12 +146,7 @@ class BraveApi(Engine):
         if not results:
             return Parsed("empty", detail="no web results")
         items = []
-        for result in results:
-            if not isinstance(result, dict):
-                continue
-            url = result.get("url")
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                continue
+        for result, url in linked(results):
             title = result.get("title")
             description = result.get("description")
             items.append((

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import html
-import json
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -15,17 +12,25 @@ from engines.base import (
     Request,
     Response,
     SearchOptions,
-    http_failure,
     not_understood,
-    parse_retry_after,
     rows_from,
 )
-from engines.browser import api_headers
 from engines.dates import parse_date
+from engines.jsonapi import (
+    SNIPPET_CHARS,
+    country_of,
+    error_message,
+    keyed_failure,
+    keyed_request,
+    linked,
+    load_json,
+    plain_text,
+    results_array,
+    trim,
+)
 from engines.redirects import unwrap
 
 URL = "https://api.exa.ai/search"
-SNIPPET_CHARS = 400
 _DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 _SPACE = re.compile(r"\s+")
@@ -41,16 +46,6 @@ _MD_EMPHASIS = re.compile(r"(\*\*|__|`+|\\(?=[>#*_\[\]]))")
 _ELISION = re.compile(r"\s*\n\.\.\.\n\s*")
 
 
-def trim(text: str, limit: int = SNIPPET_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-–—…") + "…"
-
-
 def clean_markdown(text: str) -> str:
     """Markdown made into one line of plain text (links keep their words, images go)."""
     text = _MD_IMAGE.sub(" ", text)
@@ -58,7 +53,7 @@ def clean_markdown(text: str) -> str:
     text = _MD_HEADING.sub(" ", text)
     text = _MD_BULLET.sub("", text)
     text = _MD_EMPHASIS.sub("", text)
-    return _SPACE.sub(" ", html.unescape(text)).strip()
+    return plain_text(text)
 
 
 def highlight_snippet(parts: list[str]) -> str:
@@ -90,47 +85,8 @@ def page_snippet(text: str, title: str = "") -> str:
     return trim(" ".join(prose) if prose else clean_markdown(text[:SNIPPET_CHARS * 4]))
 
 
-def _load(response: Response) -> object:
-    try:
-        return json.loads(response.text)
-    except (ValueError, TypeError, RecursionError):
-        return None
-
-
 def _error_message(data: object) -> str:
-    if isinstance(data, dict):
-        for key in ("error", "message", "detail"):
-            value = data.get(key)
-            if isinstance(value, str) and value.strip():
-                return value.strip()[:160]
-    return ""
-
-
-def country_of(region: str | None) -> str | None:
-    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
-    parts = (region or "").replace("_", "-").split("-")[1:]
-    for part in reversed(parts):
-        if len(part) == 2 and part.isalpha():
-            return part.upper()
-    return None
-
-
-def keyed_failure(response: Response, data: object, service: str) -> Parsed | None:
-    """What a non-2xx status means for a keyed API: a bad key is our configuration, not a block."""
-    status = response.status
-    if 200 <= status < 300:
-        return None
-    message = _error_message(data)
-    suffix = f": {message}" if message else ""
-    retry_after = parse_retry_after(response.headers.get("retry-after"))
-    if status in (401, 403):
-        return Parsed("error", detail=f"API key rejected (HTTP {status}){suffix}")
-    lowered = message.lower()
-    if status == 402 or "credit" in lowered or "quota" in lowered:
-        return Parsed("ratelimited", detail=f"{service} quota exhausted (HTTP {status}){suffix}",
-                      retry_after=retry_after)
-    failure = http_failure(response) or Parsed("error", detail=f"HTTP {status}")
-    return dataclasses.replace(failure, detail=failure.detail + suffix)
+    return error_message(data, ("error", "message", "detail"))
 
 
 def start_date(time_range: str, now: datetime | None) -> str:
@@ -170,35 +126,20 @@ class Exa(Engine):
         country = country_of(options.region)
         if country:
             body["userLocation"] = country
-        headers = api_headers()
-        headers["Content-Type"] = "application/json"
-        key = options.api_key or ""
-        headers["x-api-key"] = key
-        return Request("POST", URL, json=body, headers=headers, secrets=(key,) if key else ())
+        return keyed_request("POST", URL, options, "x-api-key", body=body)
 
     def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        data = _load(response)
-        failure = keyed_failure(response, data, "Exa")
+        data = load_json(response)
+        message = _error_message(data)
+        # A 402 or a message about credits or quota: the plan is spent.
+        failure = keyed_failure(response, message, "Exa")
         if failure:
             return failure
-        if not isinstance(data, dict):
-            return not_understood("response is not a JSON object")
-        results = data.get("results")
-        if not isinstance(results, list):
-            message = _error_message(data)
-            return not_understood(f"no results array{': ' + message if message else ''}")
-        if not results:
-            return Parsed("empty", detail="no results")
-        items = []
-        for result in results:
-            if not isinstance(result, dict):
-                continue
-            title = result.get("title")
-            url = result.get("url")
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                continue
-            title = _SPACE.sub(" ", html.unescape(title)).strip() if isinstance(title, str) else ""
-            items.append((title, unwrap(url), _snippet(result), _date(result, options)))
+        results = results_array(data, message)
+        if isinstance(results, Parsed):
+            return results
+        items = [(plain_text(result.get("title")), unwrap(url), _snippet(result), _date(result, options))
+                 for result, url in linked(results)]
         rows = rows_from(items)
         if rows:
             return Parsed("ok", rows)

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import html
-import json
-import re
-
 from engines.base import (
     Engine,
     EngineFacts,
@@ -14,71 +9,32 @@ from engines.base import (
     Request,
     Response,
     SearchOptions,
-    http_failure,
     not_understood,
-    parse_retry_after,
     rows_from,
 )
-from engines.browser import api_headers
+from engines.jsonapi import (
+    country_of,
+    error_message,
+    is_web_url,
+    keyed_failure,
+    keyed_request,
+    load_json,
+    plain_text,
+    trim,
+)
 from engines.redirects import unwrap
 
 URL = "https://api.firecrawl.dev/v2/search"
-SNIPPET_CHARS = 400
 _TBS = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
-_SPACE = re.compile(r"\s+")
-
-
-def trim(text: str, limit: int = SNIPPET_CHARS) -> str:
-    text = _SPACE.sub(" ", html.unescape(text)).strip()
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-–—…") + "…"
-
-
-def _load(response: Response) -> object:
-    try:
-        return json.loads(response.text)
-    except (ValueError, TypeError, RecursionError):
-        return None
 
 
 def _error_message(data: object) -> str:
-    if isinstance(data, dict):
-        for key in ("error", "message", "details"):
-            value = data.get(key)
-            if isinstance(value, str) and value.strip():
-                return value.strip()[:160]
-    return ""
+    return error_message(data, ("error", "message", "details"))
 
 
-def keyed_failure(response: Response, data: object) -> Parsed | None:
-    """Firecrawl's statuses: 401 bad key, 402 payment required (credits), 429 rate limit."""
-    status = response.status
-    if 200 <= status < 300:
-        return None
-    message = _error_message(data)
-    suffix = f": {message}" if message else ""
-    retry_after = parse_retry_after(response.headers.get("retry-after"))
-    if status in (401, 403):
-        return Parsed("error", detail=f"API key rejected (HTTP {status}){suffix}")
-    if status == 402 or "insufficient credits" in message.lower():
-        return Parsed("ratelimited", detail=f"Firecrawl quota/credits exhausted (HTTP {status}){suffix}",
-                      retry_after=retry_after)
-    failure = http_failure(response) or Parsed("error", detail=f"HTTP {status}")
-    return dataclasses.replace(failure, detail=failure.detail + suffix)
-
-
-def country_of(region: str | None) -> str | None:
-    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
-    parts = (region or "").replace("_", "-").split("-")[1:]
-    for part in reversed(parts):
-        if len(part) == 2 and part.isalpha():
-            return part.upper()
-    return None
+def _text(value: str) -> str:
+    """A title or description as one line, entities decoded, capped like a snippet."""
+    return trim(plain_text(value))
 
 
 def _web_results(data: dict) -> list | None:
@@ -134,15 +90,13 @@ class Firecrawl(Engine):
         if country:
             body["country"] = country
         # No scrapeOptions: only the result list, not page markdown (costs credits, bloats snippets).
-        headers = api_headers()
-        headers["Content-Type"] = "application/json"
-        key = options.api_key or ""
-        headers["Authorization"] = f"Bearer {key}"
-        return Request("POST", URL, json=body, headers=headers, secrets=(key,) if key else ())
+        return keyed_request("POST", URL, options, "Authorization", "Bearer ", body=body)
 
     def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        data = _load(response)
-        failure = keyed_failure(response, data)
+        data = load_json(response)
+        # Firecrawl's statuses: 401 bad key, 402 payment required (credits), 429 rate limit.
+        failure = keyed_failure(response, _error_message(data), "Firecrawl", quota_noun="quota/credits",
+                                quota_words=("insufficient credits",))
         if failure:
             return failure
         if not isinstance(data, dict):
@@ -163,10 +117,10 @@ class Firecrawl(Engine):
             if not isinstance(result, dict):
                 continue
             url = _field(result, "url")
-            if not url.startswith(("http://", "https://")):
+            if not is_web_url(url):
                 continue
             # The description only: page markdown (when scraped) is not a snippet.
-            items.append((trim(_field(result, "title")), unwrap(url), trim(_field(result, "description")), None))
+            items.append((_text(_field(result, "title")), unwrap(url), _text(_field(result, "description")), None))
         rows = rows_from(items)
         if rows:
             return Parsed("ok", rows)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import html
-import json
-import re
 
 from engines.base import (
     Engine,
@@ -20,10 +17,10 @@ from engines.base import (
 )
 from engines.browser import api_headers
 from engines.dates import leading_date, parse_date
+from engines.jsonapi import country_of, language_of, load_json, plain_text
 from engines.redirects import unwrap
 
 _SAFE = {"off": "0", "moderate": "1", "strict": "2"}
-_SPACE = re.compile(r"\s+")
 
 
 def base_of(base_url: str) -> str:
@@ -37,21 +34,9 @@ def base_of(base_url: str) -> str:
 def language_for(region: str | None) -> str:
     if not region:
         return "auto"
-    parts = region.replace("_", "-").split("-")
-    lang = parts[0].lower()
-    country = next((p for p in reversed(parts[1:]) if len(p) == 2 and p.isalpha()), None)
-    return f"{lang}-{country.upper()}" if country else lang
-
-
-def _text(value: object) -> str:
-    return _SPACE.sub(" ", html.unescape(value)).strip() if isinstance(value, str) else ""
-
-
-def _load(response: Response) -> object:
-    try:
-        return json.loads(response.text)
-    except (ValueError, TypeError, RecursionError):
-        return None
+    lang = language_of(region)
+    country = country_of(region)
+    return f"{lang}-{country}" if country else lang
 
 
 def _unresponsive(data: dict) -> list[str]:
@@ -96,7 +81,7 @@ class Searxng(Engine):
         return Request("GET", base_of(options.base_url) + "/search", params=tuple(params), headers=api_headers())
 
     def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        data = _load(response)
+        data = load_json(response)
         if response.status == 403:
             # SearXNG answers 403 when "json" is not in search.formats of settings.yml.
             return Parsed("error", detail="HTTP 403: format=json is disabled on the SearXNG instance "
@@ -124,12 +109,12 @@ class Searxng(Engine):
             url = unwrap(url)
             if not url.startswith(("http://", "https://")):
                 continue
-            content = _text(result.get("content"))
+            content = plain_text(result.get("content"))
             stamp = result.get("publishedDate")
             when = parse_date(stamp, options.now) if isinstance(stamp, str) and stamp else None
             if when is None:
                 when = leading_date(content, options.now)  # "3 days ago · …" relayed from Bing
-            items.append((_text(result.get("title")), url, content, when))
+            items.append((plain_text(result.get("title")), url, content, when))
         rows = rows_from(items)
         if rows:
             return Parsed("ok", rows)

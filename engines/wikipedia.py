@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from urllib.parse import quote
 
 from engines.base import (
@@ -14,11 +13,11 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
-    parse_retry_after,
     rows_from,
 )
 from engines.browser import api_headers
 from engines.dates import parse_date
+from engines.jsonapi import header_retry_after, load_json
 from engines.markup import parse_html, text_of
 from engines.script import has_cjk
 
@@ -62,13 +61,6 @@ def snippet_text(fragment: str) -> str:
     return text_of(parse_html(f"<div>{fragment}</div>").css_first("div"))
 
 
-def _load(response: Response) -> object:
-    try:
-        return json.loads(response.text)
-    except (ValueError, TypeError, RecursionError):
-        return None
-
-
 class Wikipedia(Engine):
     facts = EngineFacts(
         name="wikipedia",
@@ -100,7 +92,7 @@ class Wikipedia(Engine):
         failure = http_failure(response)
         if failure:
             return failure
-        data = _load(response)
+        data = load_json(response)
         if not isinstance(data, dict):
             return not_understood("response is not a JSON object")
         error = data.get("error")
@@ -109,8 +101,7 @@ class Wikipedia(Engine):
             info = error.get("info") if isinstance(error.get("info"), str) else ""
             detail = f"MediaWiki error {code}: {info}".strip(": ")[:200]
             if code in ("maxlag", "ratelimited"):
-                return Parsed("ratelimited", detail=detail,
-                              retry_after=parse_retry_after(response.headers.get("retry-after")))
+                return Parsed("ratelimited", detail=detail, retry_after=header_retry_after(response))
             return Parsed("error", detail=detail)
         lang = _lang_of(response.url) or wiki_language(query, options.region)
         block = data.get("query")

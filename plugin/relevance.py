@@ -11,7 +11,7 @@ single relevant page may share no word with a short query (`onimai` answered
 by "Oniichan wa Oshimai!") while a list answering a different query shares
 words with almost none of its pages. A row matches when it shares the query's
 content words after case and diacritic folding (stop words ignored): one word
-for queries of one or two content words, half of them for longer queries. The
+for queries of one or two content words, two of them for longer queries. The
 list is kept whole when at least `LATIN_MIN_MATCHING` of its rows match, and
 dropped whole otherwise (Bing answering `tình hình thời tiết`, "weather
 situation", with love poems that share only `tình`).
@@ -31,6 +31,7 @@ from engines.script import has_cjk, is_cjk_char
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
 _WORD = re.compile(r"\w+")
+_NON_WORD = re.compile(r"\W+")
 
 # Question words and particles: a bigram made of them says nothing about the topic.
 CJK_FUNCTION_WORDS = (
@@ -47,6 +48,7 @@ a an the and or but if of to in on at by for with from as is are was were be bee
 those what which who whom whose when where why how do does did done can could should would will shall may might
 must i me my we our you your he him his she her they them their not no yes so than then there here about into
 over under up down out off again very just also only any some such more most other own same too via vs
+today latest current recent now top best new
 le la les un une des du de et ou en au aux el los las y o del der die das und oder ein eine zu im mit von
 """.split())
 
@@ -91,8 +93,10 @@ class Gate:
             lowered = text.lower()
             return sum(1 for b in self.bigrams if b in text) + 2 * sum(1 for w in self.ascii_words if w in lowered)
         if self.kind == "latin":
-            tokens = set(_WORD.findall(_CJK_RUN.sub(" ", fold(text))))
-            return sum(1 for w in self.words if _word_matches(w, tokens))
+            folded = _CJK_RUN.sub(" ", fold(text))
+            tokens = set(_WORD.findall(folded))
+            squashed = _NON_WORD.sub("", folded)  # "La Liga" -> "laliga", "Java Script" -> "javascript"
+            return sum(1 for w in self.words if _word_matches(w, tokens) or (len(w) >= 5 and w in squashed))
         return 0
 
     def keeps(self, title: str, snippet: str, url: str) -> bool:
@@ -148,7 +152,7 @@ def build_gate(query: str, min_units: int = 2) -> Gate:
     words = tuple(dict.fromkeys(w for w in _WORD.findall(fold(query)) if _is_content_word(w)))
     if not words:
         return Gate("none")
-    required = 1 if len(words) <= 2 else math.ceil(len(words) / 2)
+    required = 1 if len(words) <= 2 else 2
     return Gate("latin", words=words, required=required)
 
 

@@ -48,6 +48,7 @@ class EngineRun:
     status: str
     rows: int = 0
     kept: list[Row] = field(default_factory=list)
+    all_rows: list[Row] = field(default_factory=list)  # everything parsed, before filters and gate
     detail: str = ""
     latency_ms: int | None = None
     retry_after: float | None = None
@@ -192,7 +193,8 @@ class Searcher:
         status = "ok" if kept else ("irrelevant" if "relevance" in why else "empty")
         if not parsed.rows:
             why = why or parsed.detail or "no rows"
-        return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, detail=why or parsed.detail)
+        return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, all_rows=list(parsed.rows),
+                         detail=why or parsed.detail)
 
     # ----- the whole search -----
     async def run_tiers(self, plan: SearchPlan) -> list[EngineRun]:

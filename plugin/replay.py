@@ -1,0 +1,311 @@
+"""Recorded engine exchanges: vcrpy cassettes written while recording, read while replaying.
+
+A cassette holds one query's exchanges with every engine, in vcrpy's format
+(`vcr.serialize`), with metadata: the query, the moment it was recorded (so
+relative dates replay identically) and each engine's status. Replay matches an
+interaction by engine host and query text, not by the exact URL, so a
+parameter tweak does not orphan a recording. Stored requests carry no API key,
+cookie or auth header.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable
+from urllib.parse import parse_qsl, urlsplit
+
+from engines import ENGINES
+from engines.base import Headers, Request, Response
+from plugin.charset import decode_body
+from plugin.settings import Settings
+from plugin.transport import Transport, TransportError
+
+# Parameters that carry the query text, across engines.
+_QUERY_KEYS = ("q", "p", "wd", "query", "srsearch", "word")
+_SECRET_HEADER = re.compile(r"(auth|token|key|cookie|secret|session)", re.I)
+REDACTED = "REDACTED"
+ENGINE_HEADER = "X-Metasearch-Engine"
+
+
+class NotRecorded(TransportError):
+    """Replay has no exchange for this engine and query."""
+
+    def __init__(self, engine: str):
+        super().__init__("skipped", "no recording for this engine and query")
+        self.engine = engine
+
+
+def query_text(uri: str, body: bytes | str | None) -> str:
+    """The query an exchange was about, from its URL, form body or JSON body."""
+    params = dict(parse_qsl(urlsplit(uri).query, keep_blank_values=True))
+    for key in _QUERY_KEYS:
+        if params.get(key):
+            return params[key].strip()
+    if body:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        stripped = text.strip()
+        if stripped.startswith("{"):
+            try:
+                data = json.loads(stripped)
+            except ValueError:
+                data = {}
+            for key in _QUERY_KEYS:
+                if isinstance(data, dict) and isinstance(data.get(key), str):
+                    return data[key].strip()
+        form = dict(parse_qsl(text, keep_blank_values=True))
+        for key in _QUERY_KEYS:
+            if form.get(key):
+                return form[key].strip()
+    return ""
+
+
+def host_of(uri: str) -> str:
+    return (urlsplit(uri).hostname or "").lower()
+
+
+def request_body(request: Request) -> bytes | None:
+    from urllib.parse import urlencode
+
+    if request.form is not None:
+        return urlencode(list(request.form)).encode()
+    if request.json is not None:
+        return json.dumps(request.json, ensure_ascii=False, sort_keys=True).encode()
+    return None
+
+
+def full_url(request: Request) -> str:
+    from urllib.parse import urlencode
+
+    if not request.params:
+        return request.url
+    joiner = "&" if "?" in request.url else "?"
+    return request.url + joiner + urlencode(list(request.params))
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+@dataclass
+class Exchange:
+    """One request and what came back, ready to store or to replay."""
+
+    engine: str
+    method: str
+    uri: str
+    body: bytes | None
+    request_headers: dict[str, str]
+    status: int
+    response_headers: dict[str, str]
+    response_body: bytes
+    final_url: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return host_of(self.uri), query_text(self.uri, self.body)
+
+    def response(self) -> Response:
+        headers = Headers(self.response_headers)
+        text, _ = decode_body(self.response_body, headers.get("content-type"))
+        return Response(status=self.status, url=self.final_url, headers=headers, body=self.response_body,
+                        text=text)
+
+
+@dataclass
+class Cassette:
+    query: str
+    recorded_at: datetime
+    exchanges: list[Exchange] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+    query_id: str | None = None
+
+    # ----- vcrpy format -----
+    def dumps(self) -> str:
+        from vcr.request import Request as VcrRequest
+        from vcr.serialize import serialize
+        from vcr.serializers import yamlserializer
+
+        requests, responses = [], []
+        for ex in self.exchanges:
+            headers = {k: [v] for k, v in ex.request_headers.items()}
+            headers[ENGINE_HEADER] = [ex.engine]
+            requests.append(VcrRequest(ex.method, ex.uri, ex.body, headers))
+            response_headers = {k: [v] for k, v in ex.response_headers.items()}
+            response_headers["X-Metasearch-Final-Url"] = [ex.final_url]
+            responses.append({"status": {"code": ex.status, "message": ""}, "headers": response_headers,
+                              "body": {"string": ex.response_body}})
+        metadata = {"query": self.query, "query_id": self.query_id, "recorded_at": self.recorded_at.isoformat(),
+                    "engines": self.statuses}
+        return serialize({"requests": requests, "responses": responses, "metadata": metadata}, yamlserializer)
+
+    @classmethod
+    def loads(cls, text: str) -> "Cassette":
+        from vcr.serialize import deserialize
+        from vcr.serializers import yamlserializer
+
+        loaded = deserialize(text, yamlserializer)
+        requests, responses = loaded[0], loaded[1]
+        metadata = loaded[2] if len(loaded) > 2 else {}
+        exchanges = []
+        for request, response in zip(requests, responses):
+            req_headers = {k: (v[0] if isinstance(v, list) else v) for k, v in dict(request.headers).items()}
+            engine = req_headers.pop(ENGINE_HEADER, "") or _engine_for_host(host_of(request.uri))
+            resp_headers = {k: (v[0] if isinstance(v, list) else v) for k, v in response["headers"].items()}
+            final_url = resp_headers.pop("X-Metasearch-Final-Url", request.uri)
+            body = request.body
+            if isinstance(body, str):
+                body = body.encode()
+            exchanges.append(Exchange(
+                engine=engine, method=request.method, uri=request.uri, body=body, request_headers=req_headers,
+                status=int(response["status"]["code"]), response_headers=resp_headers,
+                response_body=response["body"].get("string", b"") or b"", final_url=final_url))
+        recorded = metadata.get("recorded_at")
+        return cls(query=metadata.get("query", ""), recorded_at=datetime.fromisoformat(recorded) if recorded
+                   else datetime.now(), exchanges=exchanges, statuses=metadata.get("engines", {}),
+                   query_id=metadata.get("query_id"))
+
+    def write(self, path: Path) -> None:
+        """Write atomically: a reader sees the old cassette or the new one, never half of one."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = self.dumps()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def read(cls, path: Path) -> "Cassette":
+        return cls.loads(path.read_text(encoding="utf-8"))
+
+
+def _engine_for_host(host: str) -> str:
+    for name, engine in ENGINES.items():
+        try:
+            request = engine.build("x", _probe_options(name))
+        except Exception:  # an engine that needs a URL or key to build
+            continue
+        if host_of(request.url) == host:
+            return name
+    return ""
+
+
+def _probe_options(name: str):
+    from engines.base import SearchOptions
+
+    return SearchOptions(api_key="probe", base_url="https://searxng.invalid")
+
+
+def cassette_name(query_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", query_id).strip("-") + ".yaml"
+
+
+class Recordings:
+    """An index of recorded exchanges: (engine host, query text) -> exchanges in recording order."""
+
+    def __init__(self, cassettes: Iterable[Cassette] = ()):
+        self.cassettes = list(cassettes)
+        self._index: dict[tuple[str, str], list[Exchange]] = {}
+        self._by_engine_host: dict[str, list[Exchange]] = {}
+        for cassette in self.cassettes:
+            for exchange in cassette.exchanges:
+                self._index.setdefault(exchange.key, []).append(exchange)
+                self._by_engine_host.setdefault(host_of(exchange.uri), []).append(exchange)
+
+    @classmethod
+    def from_dir(cls, directory: str | Path) -> "Recordings":
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"replay directory {folder} does not exist")
+        return cls(Cassette.read(path) for path in sorted(folder.glob("*.yaml")))
+
+    def find(self, request: Request, engine: str, used: dict[tuple[str, str], int]) -> Exchange | None:
+        key = (host_of(request.url), query_text(full_url(request), request_body(request)))
+        candidates = self._index.get(key)
+        if not candidates and not key[1]:
+            # A request without query text (e.g. Startpage's home page): any recording on that host.
+            candidates = [ex for ex in self._by_engine_host.get(key[0], []) if not ex.key[1]]
+        if not candidates:
+            return None
+        index = used.get(key, 0)
+        used[key] = index + 1
+        return candidates[min(index, len(candidates) - 1)]
+
+    def recorded_at(self, query: str) -> datetime | None:
+        for cassette in self.cassettes:
+            if cassette.query.strip().lower() == query.strip().lower():
+                return cassette.recorded_at
+        return None
+
+
+class ReplayTransport(Transport):
+    """Answers from recordings instead of the network; an unrecorded exchange is reported, never fetched."""
+
+    def __init__(self, settings: Settings, recordings: Recordings | str | Path):
+        super().__init__(settings)
+        self.recordings = recordings if isinstance(recordings, Recordings) else Recordings.from_dir(recordings)
+        self._used: dict[tuple[str, str], int] = {}
+
+    async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
+        exchange = self.recordings.find(request, engine, self._used)
+        if exchange is None:
+            raise NotRecorded(engine)
+        return exchange.response()
+
+    async def close(self) -> None:
+        return None
+
+
+class RecordingTransport(Transport):
+    """The real transport, keeping a scrubbed copy of every exchange it performs."""
+
+    def __init__(self, settings: Settings, secrets: Iterable[str] = ()):
+        super().__init__(settings)
+        self.exchanges: list[Exchange] = []
+        self.secrets = [s for s in secrets if s]
+
+    async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
+        response = await super().fetch(request, engine, deadline)
+        secrets = [*self.secrets, *request.secrets]
+        body = request_body(request)
+        headers = {k: v for k, v in request.headers.items() if not _SECRET_HEADER.search(k)}
+        response_headers = {k: v for k, v in response.headers.items()
+                            if not _SECRET_HEADER.search(k) and k.lower() not in ("content-encoding",
+                                                                                   "transfer-encoding",
+                                                                                   "content-length")}
+        response_body = response.body
+        for secret in secrets:
+            if secret and len(secret) >= 4 and secret.encode() in response_body:
+                response_body = response_body.replace(secret.encode(), REDACTED.encode())
+        self.exchanges.append(Exchange(
+            engine=engine,
+            method=request.method,
+            uri=scrub(full_url(request), secrets),
+            body=scrub(body.decode("utf-8", "replace"), secrets).encode() if body else None,
+            request_headers={k: scrub(v, secrets) for k, v in headers.items()},
+            status=response.status,
+            response_headers={k: scrub(v, secrets) for k, v in response_headers.items()},
+            response_body=response_body,
+            final_url=scrub(response.url, secrets),
+        ))
+        return response
+
+    def take(self, engine: str | None = None) -> list[Exchange]:
+        """Remove and return the exchanges recorded so far (of one engine, or all)."""
+        taken = [ex for ex in self.exchanges if engine is None or ex.engine == engine]
+        self.exchanges = [ex for ex in self.exchanges if not (engine is None or ex.engine == engine)]
+        return taken
