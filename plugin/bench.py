@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from statistics import mean
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from pydantic import SecretStr
 
@@ -30,9 +30,9 @@ from plugin.settings import KEY_FIELDS, Settings
 USABLE = ("ok", "empty", "irrelevant")
 
 
-def replay_settings(settings: Settings, cassette: Cassette) -> Settings:
-    """Settings under which every engine recorded in `cassette` is enabled (placeholder keys never leave)."""
-    recorded = {ex.engine for ex in cassette.exchanges}
+def replay_settings(settings: Settings, recorded: Iterable[str]) -> Settings:
+    """Settings under which every recorded engine is enabled (placeholder keys never leave the process)."""
+    recorded = set(recorded)
     update: dict = {}
     for name in recorded:
         env = KEY_FIELDS.get(name)
@@ -54,8 +54,8 @@ class QueryRun:
 
 
 async def replay_query(query: JudgedQuery, cassette: Cassette, settings: Settings) -> QueryRun:
-    settings = replay_settings(settings, cassette)
     recordings = Recordings([cassette])
+    settings = replay_settings(settings, recordings.engines())
     searcher = Searcher(settings, transport=ReplayTransport(settings, recordings))
     plan = searcher.plan(query.query, limit=8, now=cassette.recorded_at)
     runs = await searcher.run_tiers(plan)

@@ -180,11 +180,26 @@ def _cmd_search(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
     from plugin.search import Searcher
 
+    transport = None
+    now = None
+    if args.replay:
+        # Answer from recordings: no network, the recording's own moment, placeholder keys.
+        from plugin.bench import replay_settings
+        from plugin.replay import Recordings, ReplayTransport
+
+        if not os.path.isdir(args.replay):
+            raise UsageError("invalid_parameter", f"--replay directory {args.replay!r} does not exist")
+        recordings = Recordings.from_dir(args.replay)
+        settings = replay_settings(settings, recordings.engines())
+        transport = ReplayTransport(settings, recordings)
+        now = recordings.recorded_at(query)
+
     async def run():
-        searcher = Searcher(settings, **_state_kwargs(settings, args))
+        searcher = Searcher(settings, transport=transport)
         try:
             return await searcher.search(query, limit=args.limit, engines=args.engines, region=args.region,
-                                         time_range=args.time_range, site=args.site, safesearch=args.safesearch)
+                                         time_range=args.time_range, site=args.site, safesearch=args.safesearch,
+                                         now=now)
         finally:
             await searcher.close()
 
@@ -196,16 +211,6 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
         print(render_table(response, verbose=args.verbose))
     return 0
-
-
-def _state_kwargs(settings, args: argparse.Namespace) -> dict[str, Any]:
-    """Transport for replay; persistent state stores come from plugin.state when available."""
-    kwargs: dict[str, Any] = {}
-    if getattr(args, "replay", None):
-        from plugin.replay import ReplayTransport
-
-        kwargs["transport"] = ReplayTransport(settings, args.replay)
-    return kwargs
 
 
 def _cmd_engines(args: argparse.Namespace) -> int:

@@ -245,6 +245,9 @@ class Recordings:
         used[key] = index + 1
         return candidates[min(index, len(candidates) - 1)]
 
+    def engines(self) -> set[str]:
+        return {ex.engine for cassette in self.cassettes for ex in cassette.exchanges}
+
     def recorded_at(self, query: str) -> datetime | None:
         for cassette in self.cassettes:
             if cassette.query.strip().lower() == query.strip().lower():
