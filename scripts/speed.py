@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Speed benchmarks (not tests): parser CPU time on real pages, and the pipeline's own overhead.
+
+    python scripts/speed.py [--corpus ../shared/serp-corpus] [--runs 200] [--json]
+
+1. CPU time (time.process_time) to parse one real Bing page and one DuckDuckGo
+   HTML page with our selectolax parsers, median over --runs; the same
+   extraction written with lxml (XPath) timed side by side in the same run.
+2. Pipeline overhead: three loopback stand-in engines each answer after a fixed
+   delay; overhead = search wall time - the slowest engine's delay, median over
+   --searches searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from engines import ENGINES  # noqa: E402
+from engines.base import Headers, Response, SearchOptions  # noqa: E402
+from engines.redirects import unwrap  # noqa: E402
+
+PAGES = {
+    "bing": "bing/websearchmcp__javascript-tutorial.html",
+    "duckduckgo-html": "duckduckgo-html/scrapecraft__artificial-intelligence-trends.html",
+}
+
+
+def lxml_bing(text: str) -> list[tuple[str, str, str]]:
+    import lxml.html
+
+    tree = lxml.html.fromstring(text)
+    rows = []
+    for block in tree.xpath('//li[contains(concat(" ", normalize-space(@class), " "), " b_algo ")]'):
+        links = block.xpath(".//h2//a[@href] | .//h2/ancestor::a[@href]")
+        if not links:
+            continue
+        title = " ".join(block.xpath("string(.//h2)").split())
+        snippet = " ".join(block.xpath('string(.//div[contains(@class,"b_caption")]//p)').split())
+        rows.append((title, unwrap(links[0].get("href")), snippet))
+    return rows
+
+
+def lxml_ddg(text: str) -> list[tuple[str, str, str]]:
+    import lxml.html
+
+    tree = lxml.html.fromstring(text)
+    rows = []
+    for block in tree.xpath('//div[contains(concat(" ", normalize-space(@class), " "), " result ")]'):
+        if "result--ad" in (block.get("class") or ""):
+            continue
+        links = block.xpath('.//a[contains(@class,"result__a")]')
+        if not links:
+            continue
+        snippet = " ".join(block.xpath('string(.//*[contains(@class,"result__snippet")])').split())
+        rows.append((" ".join(links[0].text_content().split()), unwrap(links[0].get("href")), snippet))
+    return rows
+
+
+def cpu_median(fn, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.process_time()
+        fn()
+        samples.append(time.process_time() - start)
+    return statistics.median(samples) * 1000
+
+
+def parse_benchmark(corpus: Path, runs: int) -> dict:
+    results = {}
+    for engine, rel in PAGES.items():
+        body = (corpus / rel).read_bytes()
+        text = body.decode("utf-8")
+        response = Response(200, "https://www.bing.com/search", Headers({}), body, text)
+        ours = ENGINES[engine].parse(response, "", SearchOptions())
+        other = (lxml_bing if engine == "bing" else lxml_ddg)(text)
+        results[engine] = {
+            "page": rel, "bytes": len(body), "rows_ours": len(ours.rows), "rows_lxml": len(other),
+            "selectolax_ms_median": round(cpu_median(lambda: ENGINES[engine].parse(response, "", SearchOptions()),
+                                                     runs), 3),
+            "lxml_ms_median": round(cpu_median(lambda: (lxml_bing if engine == "bing" else lxml_ddg)(text), runs), 3),
+        }
+        results[engine]["lxml_over_selectolax"] = round(
+            results[engine]["lxml_ms_median"] / results[engine]["selectolax_ms_median"], 2)
+    return results
+
+
+async def overhead_benchmark(searches: int, delay: float) -> dict:
+    from standins import StandIn, bing_page, ddg_page, page
+
+    from plugin.search import Searcher
+    from plugin.settings import Settings
+
+    rows = [(f"Python asyncio result {i}", f"https://site{i}.example.org/asyncio", "python asyncio gather")
+            for i in range(10)]
+    servers = {
+        "bing": await StandIn(page(bing_page(rows), delay=delay)).start(),
+        "bing-cn": await StandIn(page(bing_page(rows[::-1]), delay=delay / 2)).start(),
+        "duckduckgo-html": await StandIn(page(ddg_page(rows), delay=delay / 4)).start(),
+    }
+    settings = Settings(endpoints={n: s.url for n, s in servers.items()}, engines=list(servers))
+    searcher = Searcher(settings)
+    overheads = []
+    try:
+        await searcher.search("python asyncio gather")  # warm the connection pool
+        for _ in range(searches):
+            start = time.perf_counter()
+            response = await searcher.search("python asyncio gather")
+            overheads.append((time.perf_counter() - start - delay) * 1000)
+            assert len(response.results) == 8
+    finally:
+        await searcher.close()
+        for server in servers.values():
+            await server.stop()
+    return {"searches": searches, "slowest_engine_delay_ms": delay * 1000,
+            "overhead_ms_median": round(statistics.median(overheads), 2),
+            "overhead_ms_p90": round(sorted(overheads)[int(0.9 * len(overheads)) - 1], 2)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "serp-corpus"))
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--searches", type=int, default=50)
+    parser.add_argument("--delay-ms", type=float, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = {}
+    if Path(args.corpus).is_dir():
+        result["parse"] = parse_benchmark(Path(args.corpus), args.runs)
+    else:
+        result["parse"] = f"skipped: corpus not found at {args.corpus}"
+    result["pipeline"] = asyncio.run(overhead_benchmark(args.searches, args.delay_ms / 1000))
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
