@@ -1,8 +1,8 @@
 """Helpers shared by the engines that speak JSON (keyed APIs, SearXNG, Wikipedia).
 
-Each of those engines used to carry its own copy of these; the copies that
-differed in behaviour are kept apart by parameters, so every engine still
-answers exactly as before.
+Like the engines, these are pure. Where engines really differ (which statuses
+or words mean a spent quota, where an API puts its error text) the difference
+is a parameter the engine passes, so each keeps its own classification.
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ def trim(text: str, limit: int = SNIPPET_CHARS) -> str:
         return text
     cut = text[:limit]
     space = cut.rfind(" ")
-    # Back up to a space only if that keeps most of the text (a long URL has none).
+    # Back up to the last space only if that keeps most of the text: text with
+    # no late space (a long URL, CJK) is cut mid-word rather than halved.
     if space > limit * 0.6:
         cut = cut[:space]
     return cut.rstrip(" ,;:-–—…") + "…"
@@ -151,10 +152,9 @@ def keyed_failure(
 ) -> Parsed | None:
     """What a non-2xx status means for a keyed API, or None for a 2xx answer.
 
-    A rejected key is our configuration, not a block: it is an error, so the
-    engine is not cooled down as if the service had turned us away. A spent
-    quota or credit balance is a rate limit. `message` is the API's own error
-    text, appended to the detail.
+    A rejected key is our configuration, not a block, so it is an error; a
+    spent quota or credit balance is a rate limit. `message` is the API's own
+    error text, appended to the detail.
 
     Engines differ in how they say "quota": `quota_statuses` and `quota_words`
     (matched in the lower-cased message) are theirs; `key_rejected` and
@@ -173,6 +173,7 @@ def keyed_failure(
         return Parsed("ratelimited", detail=f"{service} {quota_noun} exhausted (HTTP {status}){suffix}",
                       retry_after=wait(response))
     if status == 429:
+        # As http_failure would say it, but with the engine's wait and wording.
         return Parsed("ratelimited", detail=f"{rate_limit_detail}{suffix}", retry_after=wait(response))
     failure = http_failure(response) or Parsed("error", detail=f"HTTP {status}")
     return dataclasses.replace(failure, detail=failure.detail + suffix)

@@ -123,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _emit_error(exc.code, exc.message, as_json)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        return 0
     except Exception as exc:  # bad input never ends in a traceback
         from plugin.errors import SearchError
 
