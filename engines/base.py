@@ -153,8 +153,12 @@ class Engine:
         return None
 
 
+# No engine page shows more; a page with thousands of blocks is not allowed to cost more.
+MAX_ROWS = 100
+
+
 def rows_from(items: list[tuple[str, str, str, date | None]]) -> tuple[Row, ...]:
-    """Number (title, url, snippet, date) tuples 1..n, dropping rows without title or URL."""
+    """Number (title, url, snippet, date) tuples 1..n, dropping rows without title or URL; at most MAX_ROWS."""
     rows: list[Row] = []
     seen: set[str] = set()
     for title, url, snippet, when in items:
@@ -162,6 +166,8 @@ def rows_from(items: list[tuple[str, str, str, date | None]]) -> tuple[Row, ...]
             continue
         seen.add(url)
         rows.append(Row(title=title, url=url, snippet=snippet, position=len(rows) + 1, date=when))
+        if len(rows) >= MAX_ROWS:
+            break
     return tuple(rows)
 
 

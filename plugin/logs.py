@@ -8,6 +8,14 @@ import os
 from plugin.settings import KEY_FIELDS
 
 
+# Keys that reached the process another way (a key file, Settings built in code).
+_REGISTERED: set[str] = set()
+
+
+def register_secrets(values: list[str]) -> None:
+    _REGISTERED.update(v for v in values if v and len(v) >= 4)
+
+
 class RedactSecrets(logging.Filter):
     """Replaces the values of API-key variables wherever they appear in a record."""
 
@@ -18,7 +26,8 @@ class RedactSecrets(logging.Filter):
     def _values(self) -> list[str]:
         if self.secrets is not None:
             return self.secrets
-        return [os.environ[name] for name in KEY_FIELDS.values() if len(os.environ.get(name, "")) >= 4]
+        from_env = [os.environ[name] for name in KEY_FIELDS.values() if len(os.environ.get(name, "")) >= 4]
+        return from_env + sorted(_REGISTERED)
 
     def filter(self, record: logging.LogRecord) -> bool:
         values = self._values()
@@ -37,6 +46,17 @@ class RedactSecrets(logging.Filter):
         if changed:
             record.msg, record.args = message, None
         return True
+
+
+_FILTER = RedactSecrets()
+
+
+def get_logger(name: str) -> logging.Logger:
+    """A project logger whose records are redacted where they are made, whatever handlers the host app uses."""
+    logger = logging.getLogger(name)
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
+    return logger
 
 
 def configure(level: int = logging.WARNING) -> None:

@@ -14,7 +14,6 @@ state); `search()` / `search_sync()` use a shared default searcher.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,10 +30,11 @@ from plugin.operators import Operators, parse_operators
 from plugin.query import SearchRequest, check_request
 from plugin.relevance import Gate, build_gate, cjk_length, core_words
 from plugin.sanitize import clean_snippet, clean_title
+from plugin.logs import get_logger, register_secrets
 from plugin.settings import Settings
 from plugin.transport import Transport, TransportError, redact
 
-log = logging.getLogger("metasearch.search")
+log = get_logger("metasearch.search")
 
 MAX_FOLLOW_UPS = 2
 
@@ -74,6 +74,8 @@ class Searcher:
         self.settings = settings or Settings()
         self.transport = transport or Transport(self.settings)
         self.cooldowns = Cooldowns(self.settings, cooldown_store)
+        self.secrets = self.settings.secret_values()
+        register_secrets(self.secrets)
 
     async def close(self) -> None:
         await self.transport.close()
@@ -178,6 +180,7 @@ class Searcher:
             run = EngineRun(engine, tier, "error", detail=redact(f"internal error: {type(exc).__name__}: {exc}",
                                                                  secrets)[:200])
         run.latency_ms = int((loop.time() - started) * 1000)
+        run.detail = redact(run.detail, self.secrets)  # an API may echo the key in its error message
         if run.status in FAILURE_STATUSES:
             entry = await self.cooldowns.failure(engine.name, run.status, run.retry_after, run.detail)
             run.detail = (run.detail + "; " if run.detail else "") + \
@@ -233,7 +236,7 @@ class Searcher:
         runs = await self.run_tiers(plan)
         results = self.rank(plan, runs)
         partial = any(r.tier == "primary" and (r.status in FAILURE_STATUSES or r.status == "cooldown") for r in runs)
-        return SearchResponse(
+        response = SearchResponse(
             query=plan.request.query,
             results=results,
             engines=[run.report() for run in runs],
@@ -241,6 +244,16 @@ class Searcher:
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
         )
+        return self._without_secrets(response)
+
+    def _without_secrets(self, response: SearchResponse) -> SearchResponse:
+        """Belt and braces: no configured key survives into a response, wherever a page echoed it."""
+        if not self.secrets:
+            return response
+        dumped = response.model_dump_json()
+        if not any(secret in dumped for secret in self.secrets):
+            return response
+        return SearchResponse.model_validate_json(redact(dumped, self.secrets))
 
 
 def _on_site(url: str, site: str) -> bool:

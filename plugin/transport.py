@@ -8,17 +8,18 @@ body is read in chunks against a size cap, and decoded with its real charset.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
+import zlib
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
 from engines.base import Headers, Request, Response
 from plugin.charset import decode_body
+from plugin.logs import get_logger
 from plugin.settings import Settings
 
-log = logging.getLogger("metasearch.transport")
+log = get_logger("metasearch.transport")
 
 _TEXTUAL = ("text/", "application/json", "application/xhtml", "application/xml", "application/javascript",
             "application/x-javascript", "application/problem+json")
@@ -49,6 +50,41 @@ def with_endpoint(url: str, endpoint: str | None) -> str:
     return urlunsplit((override.scheme, override.netloc, target.path, target.query, target.fragment))
 
 
+class _Body:
+    """Collects a body against the size cap, decompressing it ourselves so that a truncated or
+    corrupt stream is reported as such and the cap applies to the decompressed size."""
+
+    def __init__(self, encoding: str, cap: int):
+        encoding = encoding.strip().lower()
+        if encoding in ("", "identity"):
+            self._inflate = None
+        elif encoding in ("gzip", "x-gzip", "deflate"):
+            self._inflate = zlib.decompressobj(47)  # 32 + 15: gzip or zlib header, detected
+        else:
+            raise TransportError("error", f"unsupported content encoding {encoding[:30]!r}")
+        self.cap = cap
+        self.size = 0
+        self.received = 0
+        self.chunks: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> None:
+        self.received += len(chunk)
+        if self._inflate is not None:
+            try:
+                chunk = self._inflate.decompress(chunk, self.cap + 1 - self.size)
+            except zlib.error as exc:
+                raise TransportError("error", f"body could not be decompressed: {exc}") from None
+        self.size += len(chunk)
+        if self.size > self.cap:
+            raise TransportError("error", f"response exceeds the {self.cap}-byte cap")
+        self.chunks.append(chunk)
+
+    def finish(self) -> bytes:
+        if self._inflate is not None and self.received and not self._inflate.eof:
+            raise TransportError("error", "body could not be decompressed: the stream ended early (truncated)")
+        return b"".join(self.chunks)
+
+
 def _textual(content_type: str) -> bool:
     kind = content_type.split(";", 1)[0].strip().lower()
     return not kind or kind.startswith(_TEXTUAL) or kind.endswith("+json") or kind.endswith("+xml")
@@ -73,6 +109,8 @@ class Transport:
                 cookie_jar=aiohttp.CookieJar(unsafe=True),
                 # Deadlines are set per exchange; no session-wide default may cut them short.
                 timeout=aiohttp.ClientTimeout(total=None),
+                # Bodies are decompressed by _Body, which can tell a truncated stream from a whole one.
+                auto_decompress=False,
             )
             self._loop = loop
         return self._session
@@ -121,14 +159,10 @@ class Transport:
                     content_type = resp.headers.get("Content-Type", "")
                     if not _textual(content_type):
                         raise TransportError("error", f"unexpected content type {content_type.split(';')[0][:60]}")
-                    chunks: list[bytes] = []
-                    size = 0
+                    collected = _Body(resp.headers.get("Content-Encoding", ""), cap)
                     async for chunk in resp.content.iter_chunked(65536):
-                        size += len(chunk)
-                        if size > cap:
-                            raise TransportError("error", f"response exceeds the {cap}-byte cap")
-                        chunks.append(chunk)
-                    body = b"".join(chunks)
+                        collected.feed(chunk)
+                    body = collected.finish()
                     status = resp.status
                     final_url = str(resp.url)
                     headers = Headers({k: v for k, v in resp.headers.items()})

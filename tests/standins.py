@@ -151,3 +151,42 @@ def ddg_wrapped(url: str) -> str:
     from urllib.parse import quote
 
     return f"//duckduckgo.com/l/?uddg={quote(url, safe='')}&rut=abc123"
+
+
+def huge(total_bytes: int, chunk: bytes = b"<p>" + b"x" * 65533) -> Behaviour:
+    """A body of `total_bytes`, streamed from one reused chunk (the server allocates nothing per chunk)."""
+
+    async def handler(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        response = web.StreamResponse(status=200, headers={"Content-Type": "text/html; charset=utf-8"})
+        await response.prepare(request)
+        sent = 0
+        try:
+            while sent < total_bytes:
+                await response.write(chunk)
+                sent += len(chunk)
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client hung up at its size cap, as it should
+        return response
+
+    return handler
+
+
+def truncated_gzip(body: bytes) -> Behaviour:
+    import gzip
+
+    compressed = gzip.compress(body)
+    cut = compressed[: len(compressed) // 2]
+
+    async def handler(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        return web.Response(body=cut, headers={"Content-Type": "text/html; charset=utf-8",
+                                               "Content-Encoding": "gzip"})
+
+    return handler
+
+
+def redirect_loop() -> Behaviour:
+    async def handler(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        raise web.HTTPFound(location=str(request.rel_url))
+
+    return handler

@@ -331,3 +331,21 @@ async def test_response_size_cap_is_enforced(standins):
     await s.close()
     assert response.engines[0].status == "error"
     assert "cap" in response.engines[0].detail
+
+
+async def test_gzip_bodies_are_decompressed_and_counted_against_the_cap(standins):
+    import gzip
+
+    body = gzip.compress(bing_page(PY_ROWS).encode())
+    engine = await standins(page(body, headers={"Content-Encoding": "gzip"}))
+    s = searcher({"bing": engine.url})
+    response = await s.search("python release notes")
+    assert response.engines[0].status == "ok" and len(response.results) == 3
+    # A small compressed body that inflates past the cap (a "zip bomb") is refused while inflating.
+    bomb = gzip.compress(b"<!--" + b"x" * 5_000_000 + b"-->")
+    engine.behaviour = page(bomb, headers={"Content-Encoding": "gzip"})
+    s.settings.max_response_bytes = 1_000_000
+    await s.cooldowns.store.clear("bing")
+    response = await s.search("python release notes")
+    await s.close()
+    assert response.engines[0].status == "error" and "cap" in response.engines[0].detail
