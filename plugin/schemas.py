@@ -32,6 +32,7 @@ class WebSearchArgs(BaseModel):
     region: str | None = Field(None, description="Region/language such as en-US or zh-CN.", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,4})?$")
     time_range: Literal["day", "week", "month", "year"] | None = Field(None, description="Only recent results.")
     site: str | None = Field(None, description="Only results from this domain, e.g. python.org.")
+    safesearch: Literal["off", "moderate", "strict"] | None = Field(None, description="Safe-search level.")
 
 
 def input_schema() -> dict[str, Any]:

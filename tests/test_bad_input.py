@@ -1,0 +1,120 @@
+"""Bad input answers with an error code and a message on every surface, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugin.errors import SearchError
+from plugin.search import Searcher
+from plugin.settings import Settings
+from standins import bing_page, page
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = [("hello world program", "https://en.wikipedia.org/wiki/Hello_world", "hello world")]
+
+# (arguments, expected code); None means accepted (after cleaning/clamping).
+CASES = [
+    ({"query": ""}, "query_required"),
+    ({"query": "   \t\n "}, "query_required"),
+    ({"query": "\x00\x01\x7f"}, "query_required"),  # only control characters: nothing left
+    ({"query": "a" * 501}, "query_too_long"),
+    ({"query": "  " + "a" * 500 + "  "}, None),
+    ({"query": "a" * 100_000}, "query_too_long"),
+    ({"query": "hello\x00 world\x1b[31m"}, None),  # NUL and escapes stripped, not fatal
+    ({"query": "hello \ud800 world"}, None),  # an invalid surrogate is replaced, not fatal
+    ({"query": None}, "query_required"),
+    ({"query": 12345}, "invalid_parameter"),
+    ({"query": "hello world", "limit": "ten"}, "invalid_parameter"),
+    ({"query": "hello world", "limit": 3.5}, "invalid_parameter"),
+    ({"query": "hello world", "limit": [1]}, "invalid_parameter"),
+    ({"query": "hello world", "limit": -5}, None),  # clamped to 1
+    ({"query": "hello world", "limit": 10**9}, None),  # clamped to 20
+    ({"query": "hello world", "engines": ["bing", "altavista"]}, "unknown_engine"),
+    ({"query": "hello world", "engines": "bing,,altavista"}, "unknown_engine"),
+    ({"query": "hello world", "engines": 7}, "invalid_parameter"),
+    ({"query": "hello world", "time_range": "fortnight"}, "invalid_parameter"),
+    ({"query": "hello world", "region": "not a region!"}, "invalid_parameter"),
+    ({"query": "hello world", "site": "javascript:alert(1)"}, "invalid_parameter"),
+    ({"query": "hello world", "safesearch": "maximum"}, "invalid_parameter"),
+]
+
+
+@pytest.fixture
+async def loopback_settings(standins):
+    engine = await standins(page(bing_page(ROWS)))
+    return Settings(endpoints={"bing": engine.url}, engines=["bing"])
+
+
+@pytest.mark.parametrize(("arguments", "code"), CASES)
+async def test_python_api(arguments, code, loopback_settings):
+    searcher = Searcher(loopback_settings)
+    try:
+        if code is None:
+            response = await searcher.search(**arguments)
+            assert "\x00" not in response.query and "\x1b" not in response.query
+            assert response.query == response.query.strip() and len(response.query) <= 500
+            assert len(response.results) <= 20 and response.engines[0].status in ("ok", "irrelevant")
+        else:
+            with pytest.raises(SearchError) as caught:
+                await searcher.search(**arguments)
+            assert caught.value.code == code and caught.value.message
+    finally:
+        await searcher.close()
+
+
+@pytest.mark.parametrize(("arguments", "code"), CASES)
+async def test_mcp_tool(arguments, code, loopback_settings):
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from plugin.mcp_server import build_server
+
+    searcher = Searcher(loopback_settings)
+    async with Client(build_server(searcher=searcher)) as client:
+        result = await client.call_tool("web_search", arguments)
+    await searcher.close()
+    if code is None:
+        assert not result.is_error and result.structured_content["engines"][0]["status"] in ("ok", "irrelevant")
+    else:
+        assert result.is_error
+        error = json.loads(result.content[0].text)["error"]
+        assert error["code"] == code and error["message"]
+
+
+def run_cli(args: list, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "plugin.cli", *args], capture_output=True, cwd=ROOT, env=env,
+                          timeout=60)
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["search", "a" * 100_000, "--json"], "query_too_long"),
+    (["search", b"\xff\xfe", "--json"], None),  # undecodable argv bytes: replaced, not fatal
+    (["search", "hello world", "--limit", "-3", "--json"], None),
+    (["search", "hello world", "--limit", "999", "--json"], None),
+    (["search", "hello world", "--region", "xx_bad!", "--json"], "invalid_parameter"),
+    (["search", "hello world", "--site", "not a domain", "--json"], "invalid_parameter"),
+    (["search", "hello world", "--safesearch", "max", "--json"], "invalid_parameter"),
+    (["search", "hello world", "--timeout-ms", "0", "--json"], "invalid_parameter"),
+    (["search", "hello world", "--replay", "/nonexistent/dir", "--json"], "invalid_parameter"),
+])
+async def test_cli(args, code, standins):
+    engine = await standins(page(bing_page(ROWS)))
+    import asyncio
+
+    env = {"METASEARCH_ENDPOINTS": json.dumps({"bing": engine.url}), "METASEARCH_ENGINES": '["bing"]'}
+    result = await asyncio.to_thread(run_cli, args, env)
+    stdout = result.stdout.decode()
+    assert b"Traceback" not in result.stderr
+    if code is None:
+        assert result.returncode == 0, result.stderr
+        assert "results" in json.loads(stdout)
+    else:
+        assert result.returncode == 2
+        assert json.loads(stdout)["error"]["code"] == code

@@ -1,0 +1,87 @@
+"""API keys never reach a log (at any level), a response, an error message or a recording."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from plugin.search import Searcher
+from plugin.settings import Settings
+from standins import page
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "exa-SECRET-key-5f2b9c7d1e"
+
+
+def echoing_exa(status: int):
+    """An Exa stand-in that echoes the key it was sent into its answer (the worst case)."""
+
+    async def handler(request, standin):
+        from aiohttp import web
+
+        sent = request.headers.get("x-api-key", "")
+        if status != 200:
+            return web.json_response({"error": f"Invalid API key {sent}"}, status=status)
+        return web.json_response({"results": [{
+            "title": f"Result mentioning {sent}", "url": f"https://example.org/page?token={sent}",
+            "highlights": [f"snippet with {sent} inside"], "publishedDate": "2026-11-01T00:00:00.000Z"}]})
+
+    return handler
+
+
+async def run_cli(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.cli", *args, cwd=ROOT, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_key_absent_from_debug_logs_and_output_of_the_cli(standins):
+    for status in (401, 200):
+        exa = await standins(echoing_exa(status))
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "EXA_API_KEY": SECRET, "METASEARCH_LOG": "debug"}
+        for extra in (["--json"], ["--verbose"], ["--json", "--verbose"]):
+            code, out, err = await run_cli("search", "example query", "--engines", "exa", "--endpoint",
+                                           f"exa={exa.url}", *extra, env=env)
+            assert code == 0, err
+            assert exa.requests[-1].headers.get("x-api-key") == SECRET  # it was really sent
+            assert SECRET not in out and SECRET not in err
+            assert "DEBUG" in err or "INFO" in err  # the logs really were on
+        code, out, err = await run_cli("config", env=env)
+        assert SECRET not in out and SECRET not in err
+
+
+async def test_key_absent_from_python_logs_responses_and_error_details(standins, caplog):
+    exa = await standins(echoing_exa(401))
+    settings = Settings(endpoints={"exa": exa.url}, engines=["exa"], exa_api_key=SECRET)
+    searcher = Searcher(settings)
+    caplog.set_level(logging.DEBUG)
+    response = await searcher.search("example query")
+    assert response.engines[0].status == "error" and "API key rejected" in response.engines[0].detail
+    assert SECRET not in response.model_dump_json()
+    exa.behaviour = echoing_exa(200)
+    await searcher.cooldowns.store.clear("exa")
+    response = await searcher.search("example query")
+    await searcher.close()
+    assert response.engines[0].status == "ok"
+    dumped = response.model_dump_json()
+    assert SECRET not in dumped and "[redacted]" in dumped
+    assert SECRET not in caplog.text
+    assert SECRET not in json.dumps([repr(r.msg) for r in caplog.records])
+
+
+def test_log_filter_redacts_keys_in_messages_and_tracebacks(caplog):
+    from plugin.logs import get_logger, register_secrets
+
+    register_secrets(["another-secret-value-42"])
+    log = get_logger("metasearch.test")
+    caplog.set_level(logging.DEBUG)
+    try:
+        raise RuntimeError("failed with another-secret-value-42")
+    except RuntimeError:
+        log.exception("request with key %s failed", "another-secret-value-42")
+    assert "another-secret-value-42" not in caplog.text
