@@ -26,6 +26,7 @@ from plugin.evaluation import METRICS, average, paired_bootstrap, score
 from plugin.replay import Cassette, Recordings, RecordingTransport, ReplayTransport, cassette_name
 from plugin.search import EngineRun, Searcher, SearchPlan
 from plugin.settings import KEY_FIELDS, Settings
+from plugin.state import MemoryState
 
 USABLE = ("ok", "empty", "irrelevant")
 
@@ -56,10 +57,10 @@ class QueryRun:
 async def replay_query(query: JudgedQuery, cassette: Cassette, settings: Settings) -> QueryRun:
     recordings = Recordings([cassette])
     settings = replay_settings(settings, recordings.engines())
-    searcher = Searcher(settings, transport=ReplayTransport(settings, recordings))
+    searcher = Searcher(settings, transport=ReplayTransport(settings, recordings), state=MemoryState())
     plan = searcher.plan(query.query, limit=8, now=cassette.recorded_at)
     runs = await searcher.run_tiers(plan)
-    solo = Searcher(settings, transport=ReplayTransport(settings, recordings))
+    solo = Searcher(settings, transport=ReplayTransport(settings, recordings), state=MemoryState())
     recorded = [name for name in ENGINES if any(ex.engine == name for ex in cassette.exchanges)]
     engine_rows = {}
     for name in recorded:
@@ -70,7 +71,7 @@ async def replay_query(query: JudgedQuery, cassette: Cassette, settings: Setting
 
 
 def rank_urls(settings: Settings, qrun: QueryRun) -> list[str]:
-    return [row.url for row in Searcher(settings).rank(qrun.plan, qrun.runs)]
+    return [row.url for row in Searcher(settings, state=MemoryState()).rank(qrun.plan, qrun.runs)]
 
 
 BASELINES: dict[str, Callable[[QueryRun], list[str]]] = {
@@ -154,7 +155,7 @@ async def record_query(query: JudgedQuery, fixtures: Path, settings: Settings,
     """Search live, keep every engine's raw exchange, and merge into the query's cassette."""
     now = datetime.now()
     transport = RecordingTransport(settings, settings.secret_values())
-    searcher = Searcher(settings, transport=transport)
+    searcher = Searcher(settings, transport=transport, state=MemoryState())
     try:
         response = await searcher.search(query.query, engines=engines, now=now)
         statuses = {report.name: report.status for report in response.engines}

@@ -12,7 +12,15 @@ from plugin.settings import Settings
 
 
 async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None) -> list[dict[str, Any]]:
-    cooldowns = cooldowns or Cooldowns(settings)
+    """Every engine with its facts, whether it is enabled, and its cooldown in the shared state store."""
+    if cooldowns is None:
+        from plugin.state import open_state
+
+        state = open_state(settings)
+        try:
+            return await engine_catalog(settings, Cooldowns(settings, state))
+        finally:
+            await state.close()
     rows = []
     now = time.time()
     for name, engine in ENGINES.items():

@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--site", help="only results from this domain")
     search.add_argument("--safesearch", help="off, moderate or strict")
     search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
+    search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
     search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
     search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
 
@@ -183,6 +184,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from plugin.search import Searcher
 
     transport = None
+    state = None
     now = None
     if args.replay:
         # Answer from recordings: no network, the recording's own moment, placeholder keys.
@@ -195,13 +197,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
         settings = replay_settings(settings, recordings.engines())
         transport = ReplayTransport(settings, recordings)
         now = recordings.recorded_at(query)
+        from plugin.state import MemoryState
+
+        state = MemoryState()  # a replay neither reads nor writes the real cooldowns and cache
 
     async def run():
-        searcher = Searcher(settings, transport=transport)
+        searcher = Searcher(settings, transport=transport, state=state)
         try:
             return await searcher.search(query, limit=args.limit, engines=args.engines, region=args.region,
                                          time_range=args.time_range, site=args.site, safesearch=args.safesearch,
-                                         now=now)
+                                         now=now, cache=not args.no_cache)
         finally:
             await searcher.close()
 

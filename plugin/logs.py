@@ -51,6 +51,20 @@ class RedactSecrets(logging.Filter):
 _FILTER = RedactSecrets()
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (it may be replaced after configuration)."""
+
+    @property  # type: ignore[override]
+    def stream(self):
+        import sys
+
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def get_logger(name: str) -> logging.Logger:
     """A project logger whose records are redacted where they are made, whatever handlers the host app uses."""
     logger = logging.getLogger(name)
@@ -67,7 +81,7 @@ def configure(level: int = logging.WARNING) -> None:
         if getattr(handler, "_metasearch", False):
             handler.setLevel(level)
             return
-    handler = logging.StreamHandler()
+    handler = _StderrHandler()
     handler._metasearch = True  # type: ignore[attr-defined]
     handler.setLevel(level)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -43,3 +43,4 @@ class SearchResponse(BaseModel):
     elapsed_ms: int
     recognised: list[str] = Field(default_factory=list, description="Operators recognised in the query")
     warnings: list[str] = Field(default_factory=list)
+    cached: bool = Field(False, description="True when answered from the result cache")

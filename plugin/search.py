@@ -23,7 +23,7 @@ from engines import ENGINES
 from engines.base import Engine, Parsed, Row, SearchOptions
 from engines.script import has_cjk
 from plugin.canonical import canonical_url, host_of
-from plugin.cooldown import Cooldowns, CooldownStore
+from plugin.cooldown import Cooldowns
 from plugin.fusion import EngineList, fuse
 from plugin.models import FAILURE_STATUSES, EngineReport, ResultRow, SearchResponse
 from plugin.operators import Operators, parse_operators
@@ -32,6 +32,7 @@ from plugin.relevance import Gate, build_gate, cjk_length, core_words
 from plugin.sanitize import clean_snippet, clean_title
 from plugin.logs import get_logger, register_secrets
 from plugin.settings import Settings
+from plugin.state import State, open_state
 from plugin.transport import Transport, TransportError, redact
 
 log = get_logger("metasearch.search")
@@ -70,15 +71,24 @@ class SearchPlan:
 
 class Searcher:
     def __init__(self, settings: Settings | None = None, *, transport: Transport | None = None,
-                 cooldown_store: CooldownStore | None = None):
+                 state: State | None = None):
         self.settings = settings or Settings()
         self.transport = transport or Transport(self.settings)
-        self.cooldowns = Cooldowns(self.settings, cooldown_store)
+        # Cooldowns, cache and budgets: the embedded store by default, shared by this user's processes.
+        self.state: State = state if state is not None else open_state(self.settings)
+        self.cooldowns = Cooldowns(self.settings, self.state)
         self.secrets = self.settings.secret_values()
         register_secrets(self.secrets)
 
     async def close(self) -> None:
         await self.transport.close()
+        await self.state.close()
+
+    async def __aenter__(self) -> "Searcher":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
 
     # ----- planning -----
     def plan(self, query: object, *, limit: object = None, engines: object = None, region: object = None,
@@ -155,6 +165,10 @@ class Searcher:
             left = max(0, entry.until - self.cooldowns.clock())
             return EngineRun(engine, tier, "cooldown",
                              detail=f"cooling down for {left:.0f}s more after {entry.status} (failure {entry.failures})")
+        budget = self.settings.budget_per_minute.get(engine.name)
+        if budget and not await self.state.spend(engine.name, budget):
+            return EngineRun(engine, tier, "skipped",
+                             detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
         loop = asyncio.get_running_loop()
         started = loop.time()
         deadline = started + self.settings.timeout_ms / 1000
@@ -227,12 +241,35 @@ class Searcher:
             for f in fused[: plan.request.limit]
         ]
 
+    def cache_key(self, plan: SearchPlan) -> str:
+        import hashlib
+        import json
+
+        request = plan.request
+        identity = {
+            "q": " ".join(plan.request.query.casefold().split()),
+            "engines": sorted(e.name for e in self.selected_engines(request.engines)),
+            "limit": request.limit, "region": request.region or self.settings.region,
+            "time": plan.operators.time_range, "site": plan.operators.site,
+            "safe": request.safesearch or self.settings.safesearch,
+        }
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
     async def search(self, query: object, *, limit: object = None, engines: object = None, region: object = None,
                      time_range: object = None, site: object = None, safesearch: object = None,
-                     now: datetime | None = None) -> SearchResponse:
+                     now: datetime | None = None, cache: bool = True) -> SearchResponse:
         started = time.perf_counter()
         plan = self.plan(query, limit=limit, engines=engines, region=region, time_range=time_range, site=site,
                          safesearch=safesearch, now=now)
+        use_cache = cache and self.settings.cache_ttl_s > 0 and now is None
+        key = self.cache_key(plan) if use_cache else ""
+        if use_cache:
+            hit = await self.state.cache_get(key)
+            if hit is not None:
+                response = SearchResponse.model_validate_json(hit)
+                return response.model_copy(update={
+                    "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
+                    "warnings": list(self.state.warnings)})
         runs = await self.run_tiers(plan)
         results = self.rank(plan, runs)
         partial = any(r.tier == "primary" and (r.status in FAILURE_STATUSES or r.status == "cooldown") for r in runs)
@@ -243,8 +280,12 @@ class Searcher:
             partial=partial,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
+            warnings=list(self.state.warnings),
         )
-        return self._without_secrets(response)
+        response = self._without_secrets(response)
+        if use_cache and not response.partial:
+            await self.state.cache_put(key, response.model_dump_json(), self.settings.cache_ttl_s)
+        return response
 
     def _without_secrets(self, response: SearchResponse) -> SearchResponse:
         """Belt and braces: no configured key survives into a response, wherever a page echoed it."""
@@ -279,10 +320,11 @@ def searcher_for(settings: Settings | None = None) -> Searcher:
 
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,
                  settings: Settings | None = None, region: str | None = None, time_range: str | None = None,
-                 site: str | None = None, safesearch: str | None = None) -> SearchResponse:
+                 site: str | None = None, safesearch: str | None = None, cache: bool = True) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
-                                               time_range=time_range, site=site, safesearch=safesearch)
+                                               time_range=time_range, site=site, safesearch=safesearch,
+                                               cache=cache)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:

@@ -39,6 +39,13 @@ DEFAULT_AUTHORITY_SUFFIXES: tuple[str, ...] = (
     ".gov.au", ".edu.au", ".go.jp", ".ac.jp", ".gc.ca", ".europa.eu",
 )
 
+# Searches per minute per scraped engine, shared through the state store: enough for one busy agent,
+# low enough that a fleet behind one address does not earn a ban. Keyed APIs enforce their own quotas.
+DEFAULT_BUDGETS: dict[str, int] = {
+    "duckduckgo-html": 30, "duckduckgo-lite": 30, "bing": 60, "bing-cn": 60, "brave": 30, "baidu": 30,
+    "yahoo": 30, "startpage": 20, "mojeek": 20, "wikipedia": 200,
+}
+
 # Variables that hold API keys, by engine; read from the environment (never from flags).
 KEY_FIELDS: dict[str, str] = {
     name: engine.facts.key_env for name, engine in ENGINES.items() if engine.facts.key_env
@@ -136,6 +143,16 @@ class Settings(BaseSettings):
     )
     serper_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("SERPER_API_KEY", "serper_api_key"))
     key_file: Path | None = Field(None, description="File of NAME=value lines with API keys (METASEARCH_KEY_FILE)")
+
+    # --- shared state (cooldowns, cache, budgets) ---
+    state_backend: Literal["auto", "memory", "sqlite", "redis"] = Field(
+        "auto", description="auto: Redis when redis_url is set, else the embedded SQLite store")
+    state_dir: Path | None = Field(None, description="Embedded store directory (default $XDG_STATE_HOME/metasearch)")
+    redis_url: str | None = Field(None, description="Shared Redis store (METASEARCH_REDIS_URL)")
+    cache_ttl_s: float = Field(300, ge=0, description="Result cache lifetime; 0 disables the cache")
+    budget_per_minute: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_BUDGETS),
+        description="Engine -> searches per minute shared by every process using the same state store")
 
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 

@@ -31,6 +31,7 @@ from standins import StandIn, bing_page, ddg_page  # noqa: E402
 
 from plugin.search import Searcher  # noqa: E402
 from plugin.settings import Settings  # noqa: E402
+from plugin.state import MemoryState  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -62,8 +63,10 @@ async def main_async(concurrency: int, total: int) -> dict:
         "bing-cn": await StandIn(latency_page(bing_page(rows[::-1]), rng)).start(),
         "duckduckgo-html": await StandIn(latency_page(ddg_page(rows[3:]), rng)).start(),
     }
-    settings = Settings(endpoints={n: s.url for n, s in servers.items()}, engines=list(servers))
-    searcher = Searcher(settings)
+    # No budgets or cache: the point is to push many searches through one process.
+    settings = Settings(endpoints={n: s.url for n, s in servers.items()}, engines=list(servers),
+                        budget_per_minute={}, cache_ttl_s=0)
+    searcher = Searcher(settings, state=MemoryState())
     peak_connections = 0
     sampling = True
 

@@ -99,6 +99,7 @@ async def overhead_benchmark(searches: int, delay: float) -> dict:
 
     from plugin.search import Searcher
     from plugin.settings import Settings
+    from plugin.state import MemoryState
 
     rows = [(f"Python asyncio result {i}", f"https://site{i}.example.org/asyncio", "python asyncio gather")
             for i in range(10)]
@@ -107,8 +108,10 @@ async def overhead_benchmark(searches: int, delay: float) -> dict:
         "bing-cn": await StandIn(page(bing_page(rows[::-1]), delay=delay / 2)).start(),
         "duckduckgo-html": await StandIn(page(ddg_page(rows), delay=delay / 4)).start(),
     }
-    settings = Settings(endpoints={n: s.url for n, s in servers.items()}, engines=list(servers))
-    searcher = Searcher(settings)
+    # No budgets or cache: the point is to push many searches through one process.
+    settings = Settings(endpoints={n: s.url for n, s in servers.items()}, engines=list(servers),
+                        budget_per_minute={}, cache_ttl_s=0)
+    searcher = Searcher(settings, state=MemoryState())
     overheads = []
     try:
         await searcher.search("python asyncio gather")  # warm the connection pool

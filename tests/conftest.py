@@ -52,6 +52,18 @@ def options() -> SearchOptions:
     return SearchOptions(now=FIXED_NOW)
 
 
+@pytest.fixture(autouse=True)
+def private_state(tmp_path, monkeypatch):
+    """Every test gets its own embedded state store, and the result cache off unless a test turns it on,
+    so cooldowns and cached answers never leak between tests or into the user's own state."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("METASEARCH_STATE_DIR", str(state))
+    monkeypatch.setenv("METASEARCH_CACHE_TTL_S", "0")
+    monkeypatch.delenv("METASEARCH_REDIS_URL", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    return state
+
+
 # ----- loopback stand-ins -----
 from standins import StandIn  # noqa: E402
 

@@ -71,7 +71,6 @@ async def test_every_engine_misbehaving_at_once(standins):
     elapsed = time.monotonic() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    await searcher.close()
 
     status = {e.name: (e.status, e.detail) for e in response.engines}
     assert status["bing"][0] == "ok"
@@ -101,3 +100,4 @@ async def test_every_engine_misbehaving_at_once(standins):
     assert cooling == {"duckduckgo-html", "bing-cn", "yahoo", "brave", "mojeek", "startpage", "baidu", "wikipedia",
                        "duckduckgo-lite", "exa", "tavily", "serper"}
     assert (await searcher.cooldowns.store.get("startpage")).until - time.time() > 100  # Retry-After honoured
+    await searcher.close()

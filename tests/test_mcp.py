@@ -27,7 +27,8 @@ def server_env(endpoints: dict[str, str], **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
     env.update({"PYTHONPATH": str(ROOT), "METASEARCH_ENDPOINTS": json.dumps(endpoints),
                 "METASEARCH_ENGINES": json.dumps(list(endpoints)), "METASEARCH_TIMEOUT_MS": "800",
-                "XDG_CONFIG_HOME": str(ROOT / "tests" / "no-config"), **extra})
+                "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"], "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"],
+                "METASEARCH_CACHE_TTL_S": "0", **extra})
     return env
 
 

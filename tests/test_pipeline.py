@@ -126,11 +126,11 @@ async def test_cooldown_windows_depend_on_the_failure_and_honour_retry_after(sta
     clock = FakeClock()
     s.cooldowns = Cooldowns(s.settings, s.cooldowns.store, clock=clock)
     response = await s.search("python release notes")
-    await s.close()
     statuses = {e.name: e.status for e in response.engines}
     assert statuses == {"bing": "ratelimited", "bing-cn": "blocked"}
     assert (await s.cooldowns.store.get("bing")).until - clock.now == pytest.approx(7200)  # Retry-After wins
     assert (await s.cooldowns.store.get("bing-cn")).until - clock.now == pytest.approx(1800)
+    await s.close()
 
 
 async def test_fallback_runs_only_when_every_primary_is_empty_or_irrelevant(standins):

@@ -43,7 +43,8 @@ async def run_cli(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
 async def test_key_absent_from_debug_logs_and_output_of_the_cli(standins):
     for status in (401, 200):
         exa = await standins(echoing_exa(status))
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "EXA_API_KEY": SECRET, "METASEARCH_LOG": "debug"}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "EXA_API_KEY": SECRET, "METASEARCH_LOG": "debug",
+               "METASEARCH_STATE_BACKEND": "memory"}  # each run asks the engine afresh
         for extra in (["--json"], ["--verbose"], ["--json", "--verbose"]):
             code, out, err = await run_cli("search", "example query", "--engines", "exa", "--endpoint",
                                            f"exa={exa.url}", *extra, env=env)
