@@ -94,7 +94,7 @@ def parse_benchmark(corpus: Path, runs: int) -> dict:
     return results
 
 
-async def overhead_benchmark(searches: int, delay: float) -> dict:
+async def overhead_benchmark(searches: int, delay: float, state_factory=None, budgets: bool = False) -> dict:
     from standins import StandIn, bing_page, ddg_page, page
 
     from plugin.search import Searcher
@@ -108,10 +108,10 @@ async def overhead_benchmark(searches: int, delay: float) -> dict:
         "bing-cn": await StandIn(page(bing_page(rows[::-1]), delay=delay / 2)).start(),
         "duckduckgo-html": await StandIn(page(ddg_page(rows), delay=delay / 4)).start(),
     }
-    # No budgets or cache: the point is to push many searches through one process.
+    # No cache (every search must reach the engines); budgets only when measuring a state store.
     settings = Settings(endpoints={n: s.url for n, s in servers.items()}, engines=list(servers),
-                        budget_per_minute={}, cache_ttl_s=0)
-    searcher = Searcher(settings, state=MemoryState())
+                        budget_per_minute={n: 10**6 for n in servers} if budgets else {}, cache_ttl_s=0)
+    searcher = Searcher(settings, state=state_factory() if state_factory else MemoryState())
     overheads = []
     try:
         await searcher.search("python asyncio gather")  # warm the connection pool
@@ -129,6 +129,40 @@ async def overhead_benchmark(searches: int, delay: float) -> dict:
             "overhead_ms_p90": round(sorted(overheads)[int(0.9 * len(overheads)) - 1], 2)}
 
 
+async def state_benchmark(searches: int, delay: float, redis_url: str | None) -> dict:
+    """Median search overhead per state store, side by side in one run (cooldowns and budgets on)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from plugin.state import MemoryState, RedisState, SqliteState
+
+    tmp = Path(tempfile.mkdtemp(prefix="metasearch-speed-"))
+    stores = {"memory": MemoryState, "sqlite": lambda: SqliteState(tmp / "state.sqlite3")}
+    server = None
+    if redis_url is None and shutil.which("redis-server"):
+        server = subprocess.Popen(["redis-server", "--port", "6398", "--save", "", "--appendonly", "no"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        redis_url = "redis://127.0.0.1:6398/0"
+    if redis_url:
+        stores["redis"] = lambda: RedisState(redis_url)
+    results = {}
+    try:
+        for name, factory in stores.items():
+            measured = await overhead_benchmark(searches, delay, factory, budgets=True)
+            results[name] = {"overhead_ms_median": measured["overhead_ms_median"],
+                             "overhead_ms_p90": measured["overhead_ms_p90"]}
+        for name in results:
+            results[name]["added_over_memory_ms"] = round(
+                results[name]["overhead_ms_median"] - results["memory"]["overhead_ms_median"], 2)
+    finally:
+        if server:
+            server.terminate()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "serp-corpus"))
@@ -136,6 +170,9 @@ def main() -> int:
     parser.add_argument("--searches", type=int, default=50)
     parser.add_argument("--delay-ms", type=float, default=200)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--state", action="store_true",
+                        help="also measure the added latency of the embedded store and of Redis per search")
+    parser.add_argument("--redis-url", help="a Redis to measure (default: start redis-server if installed)")
     args = parser.parse_args()
     result = {}
     if Path(args.corpus).is_dir():
@@ -143,6 +180,8 @@ def main() -> int:
     else:
         result["parse"] = f"skipped: corpus not found at {args.corpus}"
     result["pipeline"] = asyncio.run(overhead_benchmark(args.searches, args.delay_ms / 1000))
+    if args.state:
+        result["state_stores"] = asyncio.run(state_benchmark(args.searches, args.delay_ms / 1000, args.redis_url))
     print(json.dumps(result, indent=2))
     return 0
 

@@ -1,0 +1,82 @@
+"""Counters and histograms for `metasearch serve`, rendered in Prometheus text format (no dependency)."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+from plugin.models import SearchResponse
+
+SEARCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
+ENGINE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0)
+
+
+class Histogram:
+    def __init__(self, buckets: tuple[float, ...]):
+        self.buckets = buckets
+        self.counts = [0] * len(buckets)
+        self.total = 0
+        self.sum = 0.0
+
+    def observe(self, value: float) -> None:
+        self.total += 1
+        self.sum += value
+        for i, bound in enumerate(self.buckets):
+            if value <= bound:
+                self.counts[i] += 1
+
+    def render(self, name: str, labels: str = "") -> list[str]:
+        sep = "," if labels else ""
+        lines = [f'{name}_bucket{{{labels}{sep}le="{bound}"}} {count}' for bound, count in zip(self.buckets, self.counts)]
+        lines.append(f'{name}_bucket{{{labels}{sep}le="+Inf"}} {self.total}')
+        lines.append(f"{name}_sum{{{labels}}} {self.sum:.6f}" if labels else f"{name}_sum {self.sum:.6f}")
+        lines.append(f"{name}_count{{{labels}}} {self.total}" if labels else f"{name}_count {self.total}")
+        return lines
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.searches: dict[str, int] = defaultdict(int)
+        self.engine_status: dict[tuple[str, str], int] = defaultdict(int)
+        self.search_seconds = Histogram(SEARCH_BUCKETS)
+        self.engine_seconds: dict[str, Histogram] = {}
+
+    def bad_input(self) -> None:
+        with self._lock:
+            self.searches["bad_input"] += 1
+
+    def observe(self, response: SearchResponse) -> None:
+        outcome = "cached" if response.cached else ("partial" if response.partial else "ok")
+        with self._lock:
+            self.searches[outcome] += 1
+            self.search_seconds.observe(response.elapsed_ms / 1000)
+            if response.cached:
+                return
+            for report in response.engines:
+                self.engine_status[(report.name, report.status)] += 1
+                if report.latency_ms is not None:
+                    histogram = self.engine_seconds.setdefault(report.name, Histogram(ENGINE_BUCKETS))
+                    histogram.observe(report.latency_ms / 1000)
+
+    def render(self) -> str:
+        with self._lock:
+            lines = ["# HELP metasearch_searches_total Searches answered, by outcome.",
+                     "# TYPE metasearch_searches_total counter"]
+            lines += [f'metasearch_searches_total{{outcome="{k}"}} {v}' for k, v in sorted(self.searches.items())]
+            lines += ["# HELP metasearch_engine_status_total Engine outcomes, by engine and status.",
+                      "# TYPE metasearch_engine_status_total counter"]
+            lines += [f'metasearch_engine_status_total{{engine="{_escape(e)}",status="{s}"}} {v}'
+                      for (e, s), v in sorted(self.engine_status.items())]
+            lines += ["# HELP metasearch_search_duration_seconds Time to answer a search.",
+                      "# TYPE metasearch_search_duration_seconds histogram"]
+            lines += self.search_seconds.render("metasearch_search_duration_seconds")
+            lines += ["# HELP metasearch_engine_latency_seconds Time each engine took, including failures.",
+                      "# TYPE metasearch_engine_latency_seconds histogram"]
+            for engine, histogram in sorted(self.engine_seconds.items()):
+                lines += histogram.render("metasearch_engine_latency_seconds", f'engine="{_escape(engine)}"')
+            return "\n".join(lines) + "\n"

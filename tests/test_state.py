@@ -1,0 +1,291 @@
+"""State that outlives a process: the embedded store, Redis (a real redis-server), the cache,
+request budgets, degradation, and the HTTP service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from plugin.search import Searcher
+from plugin.settings import Settings
+from plugin.state import FailoverState, MemoryState, SqliteState, open_state
+from standins import bing_page, hang, page
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = [("Rust async book", "https://rust-lang.github.io/async-book/", "rust async guide"),
+        ("Tokio", "https://tokio.rs/", "rust async runtime")]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def redis_url(request):
+    """A real Redis: the one .ci/run started (METASEARCH_TEST_REDIS_URL), else one of our own."""
+    shared = os.environ.get("METASEARCH_TEST_REDIS_URL")
+    if shared:
+        redis = pytest.importorskip("redis")
+        client = redis.Redis.from_url(shared)
+        try:
+            client.flushdb()
+        except redis.RedisError as exc:
+            pytest.skip(f"METASEARCH_TEST_REDIS_URL is set but unreachable: {exc}")
+        finally:
+            client.close()
+        return shared
+    return request.getfixturevalue("redis_server")["url"]
+
+
+@pytest.fixture
+def redis_server():
+    """A real redis-server of our own on a free port (so a test may kill it)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (.ci/run installs it: apt-get install redis-server)")
+    pytest.importorskip("redis")
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    break
+        except OSError:
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("redis-server did not start")
+    yield {"url": f"redis://127.0.0.1:{port}/0", "process": proc}
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+async def cli(*args: str, env: dict[str, str] | None = None) -> dict:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.cli", *args, "--json", cwd=ROOT,
+                                                env=environment, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+async def test_two_processes_share_a_cooldown_through_the_embedded_store(standins):
+    stuck = await standins(hang(30))
+    args = ("search", "rust async", "--engines", "bing", "--endpoint", f"bing={stuck.url}", "--timeout-ms", "400")
+    first = await cli(*args)
+    assert first["engines"][0]["status"] == "timeout"
+    second = await cli(*args)  # a new process, the same state directory
+    assert second["engines"][0]["status"] == "cooldown"
+    assert len(stuck.requests) == 1
+
+
+async def test_two_processes_share_a_cooldown_through_redis(standins, redis_url, tmp_path):
+    stuck = await standins(hang(30))
+    args = ("search", "rust async", "--engines", "bing", "--endpoint", f"bing={stuck.url}", "--timeout-ms", "400")
+    # Different embedded stores: only Redis can carry the cooldown from one process to the other.
+    first = await cli(*args, env={"METASEARCH_REDIS_URL": redis_url, "METASEARCH_STATE_DIR": str(tmp_path / "a")})
+    assert first["engines"][0]["status"] == "timeout" and first["warnings"] == []
+    second = await cli(*args, env={"METASEARCH_REDIS_URL": redis_url, "METASEARCH_STATE_DIR": str(tmp_path / "b")})
+    assert second["engines"][0]["status"] == "cooldown"
+    assert len(stuck.requests) == 1
+
+
+async def test_the_cache_answers_a_repeated_query_without_the_engines(standins):
+    engine = await standins(page(bing_page(ROWS)))
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], cache_ttl_s=300)
+    async with Searcher(settings) as searcher:
+        first = await searcher.search("rust async")
+        again = await searcher.search("  Rust   ASYNC ")  # normalised: the same question
+        assert first.cached is False and again.cached is True
+        assert [r.url for r in again.results] == [r.url for r in first.results]
+        assert len(engine.requests) == 1
+        fresh = await searcher.search("rust async", cache=False)
+        assert fresh.cached is False and len(engine.requests) == 2
+        other = await searcher.search("rust async", limit=3)  # different options, different entry
+        assert other.cached is False and len(engine.requests) == 3
+    # ...and across processes, through the embedded store; --no-cache bypasses it.
+    env = {"METASEARCH_CACHE_TTL_S": "300"}
+    base = ("search", "tokio runtime rust", "--engines", "bing", "--endpoint", f"bing={engine.url}")
+    assert (await cli(*base, env=env))["cached"] is False
+    assert (await cli(*base, env=env))["cached"] is True
+    assert (await cli(*base, "--no-cache", env=env))["cached"] is False
+    assert len(engine.requests) == 5
+
+
+async def test_partial_answers_are_not_cached(standins):
+    good = await standins(page(bing_page(ROWS)))
+    broken = await standins(page("down", status=500))
+    settings = Settings(endpoints={"bing": good.url, "duckduckgo-html": broken.url},
+                        engines=["bing", "duckduckgo-html"], cache_ttl_s=300)
+    async with Searcher(settings) as searcher:
+        assert (await searcher.search("rust async")).partial is True
+        assert (await searcher.search("rust async")).cached is False
+
+
+async def test_redis_killed_mid_run_degrades_to_the_embedded_store(standins, redis_server, tmp_path):
+    engine = await standins(page(bing_page(ROWS)))
+    broken = await standins(page("down", status=503))
+    settings = Settings(endpoints={"bing": engine.url, "duckduckgo-html": broken.url},
+                        engines=["bing", "duckduckgo-html"], redis_url=redis_server["url"],
+                        state_dir=tmp_path / "embedded")
+    async with Searcher(settings) as searcher:
+        assert isinstance(searcher.state, FailoverState)
+        before = await searcher.search("rust async")
+        assert before.warnings == [] and before.results
+        redis_server["process"].kill()
+        redis_server["process"].wait()
+        await searcher.cooldowns.store.clear("duckduckgo-html")  # goes to the fallback once Redis is gone
+        after = await searcher.search("rust async")
+        assert after.results and any("redis unavailable" in w for w in after.warnings)
+        assert "duckduckgo-html" in {e.name for e in after.engines if e.status == "error"}
+    embedded = SqliteState(tmp_path / "embedded" / "state.sqlite3")
+    assert (await embedded.get("duckduckgo-html")) is not None  # the failure was recorded in the fallback
+    await embedded.close()
+
+
+BUDGET_SCRIPT = """
+import asyncio, json, sys
+from plugin.search import Searcher
+from plugin.settings import Settings
+async def main():
+    async with Searcher(Settings()) as searcher:
+        statuses = []
+        for i in range(3):
+            response = await searcher.search(f"rust async {sys.argv[1]} {i}")
+            statuses.append(response.engines[0].status)
+        print(json.dumps(statuses))
+asyncio.run(main())
+"""
+
+
+async def _budget_run(engine_url: str, extra_env: dict[str, str]) -> tuple[int, list[str]]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENDPOINTS": json.dumps({"bing": engine_url}),
+           "METASEARCH_ENGINES": '["bing"]', "METASEARCH_BUDGET_PER_MINUTE": '{"bing": 4}', **extra_env}
+    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", BUDGET_SCRIPT, tag, cwd=ROOT, env=env,
+                                                  stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+             for tag in ("a", "b")]
+    statuses: list[str] = []
+    for proc in procs:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        statuses += json.loads(out)
+    return statuses.count("ok"), statuses
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+async def test_the_budget_caps_requests_per_minute_across_two_processes(standins, backend, request):
+    extra = {}
+    if backend == "redis":
+        extra["METASEARCH_REDIS_URL"] = request.getfixturevalue("redis_url")
+    for _attempt in range(2):  # a minute boundary mid-run resets the window: then run once more
+        engine = await standins(page(bing_page(ROWS)))
+        window = int(time.time() // 60)
+        ok, statuses = await _budget_run(engine.url, extra)
+        if int(time.time() // 60) == window:
+            break
+    assert ok == 4 and len(engine.requests) == 4, statuses
+    assert statuses.count("skipped") == 2
+
+
+async def test_a_corrupt_store_degrades_to_memory_with_a_warning(standins, private_state):
+    private_state.mkdir(parents=True, exist_ok=True)
+    (private_state / "state.sqlite3").write_bytes(b"this is not a database" * 100)
+    engine = await standins(page(bing_page(ROWS)))
+    async with Searcher(Settings(endpoints={"bing": engine.url}, engines=["bing"])) as searcher:
+        assert isinstance(searcher.state, MemoryState)
+        response = await searcher.search("rust async")
+    assert response.results and any("unusable" in w for w in response.warnings)
+
+
+async def test_an_unwritable_store_degrades_to_memory(standins, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    state = open_state(Settings(state_dir=blocker / "state"))
+    assert isinstance(state, MemoryState) and state.warnings
+    engine = await standins(page(bing_page(ROWS)))
+    async with Searcher(Settings(endpoints={"bing": engine.url}, engines=["bing"]), state=state) as searcher:
+        assert (await searcher.search("rust async")).results
+
+
+async def test_the_service_answers_and_its_metrics_count(standins):
+    from plugin.service import build_app
+
+    good = await standins(page(bing_page(ROWS)))
+    broken = await standins(page("down", status=500))
+    settings = Settings(endpoints={"bing": good.url, "duckduckgo-html": broken.url},
+                        engines=["bing", "duckduckgo-html"], cache_ttl_s=300)
+    runner = aiohttp.web.AppRunner(build_app(settings))
+    await runner.setup()
+    port = free_port()
+    site = aiohttp.web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"{base}/health") as resp:
+                health = await resp.json()
+                assert resp.status == 200 and health["status"] == "ok" and health["state"] == "sqlite"
+            async with client.get(f"{base}/search", params={"q": "rust async", "limit": "5"}) as resp:
+                data = await resp.json()
+                assert resp.status == 200 and data["results"][0]["url"].startswith("https://")
+                assert {e["name"]: e["status"] for e in data["engines"]} == {"bing": "ok", "duckduckgo-html": "error"}
+            async with client.get(f"{base}/search", params={"q": "rust async", "engines": "bing"}) as resp:
+                assert (await resp.json())["engines"][0]["status"] == "ok"
+            async with client.get(f"{base}/search", params={"q": "rust async", "engines": "bing"}) as resp:
+                assert (await resp.json())["cached"] is True
+            async with client.get(f"{base}/search", params={"q": "  "}) as resp:
+                assert resp.status == 400 and (await resp.json())["error"]["code"] == "query_required"
+            async with client.get(f"{base}/metrics") as resp:
+                text = await resp.text()
+    finally:
+        await runner.cleanup()
+    assert 'metasearch_searches_total{outcome="partial"} 1' in text
+    assert 'metasearch_searches_total{outcome="ok"} 1' in text
+    assert 'metasearch_searches_total{outcome="cached"} 1' in text
+    assert 'metasearch_searches_total{outcome="bad_input"} 1' in text
+    assert 'metasearch_engine_status_total{engine="bing",status="ok"} 2' in text
+    assert 'metasearch_engine_status_total{engine="duckduckgo-html",status="error"} 1' in text
+    assert 'metasearch_search_duration_seconds_count 3' in text  # bad input is counted, not timed
+    assert 'metasearch_engine_latency_seconds_bucket{engine="bing",le="+Inf"} 2' in text
+
+
+async def test_serve_command_answers_health_and_search(standins, tmp_path):
+    engine = await standins(page(bing_page(ROWS)))
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENDPOINTS": json.dumps({"bing": engine.url}),
+           "METASEARCH_ENGINES": '["bing"]'}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.cli", "serve", "--port", str(port),
+                                                cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.PIPE)
+    try:
+        async with aiohttp.ClientSession() as client:
+            for _ in range(100):
+                try:
+                    async with client.get(f"http://127.0.0.1:{port}/health") as resp:
+                        assert (await resp.json())["status"] == "ok"
+                        break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.1)
+            async with client.get(f"http://127.0.0.1:{port}/search", params={"q": "rust async"}) as resp:
+                assert resp.status == 200 and (await resp.json())["results"]
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
