@@ -98,7 +98,10 @@ def _better_title(current: str, candidate: str) -> str:
     return candidate if quality(candidate) > quality(current) else current
 
 
-def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime) -> list[Fused]:
+def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime,
+         timely: bool = True) -> list[Fused]:
+    """Merge and rank; `timely` says whether the query asks for recent pages (see freshness_scope)."""
+    fresh_weight = settings.freshness_boost if (timely or settings.freshness_scope == "all") else 0.0
     merged: dict[str, Fused] = {}
     voted_indexes: dict[str, set[str]] = {}
     for slot, (lst, row) in enumerate(interleave(lists, lead_region, settings.off_region_weight), start=1):
@@ -128,5 +131,5 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         host = host_of(fused.url)
         if is_authority(host, fused.domain, settings):
             fused.score += settings.authority_boost
-        fused.score += settings.freshness_boost * freshness(fused.date, now, settings.freshness_days)
+        fused.score += fresh_weight * freshness(fused.date, now, settings.freshness_days)
     return sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))

@@ -110,3 +110,16 @@ def parse_operators(query: str, *, site: str | None = None, time_range: str | No
         text = query
     return Operators(text=text, site=site, time_range=time_range, since=since, range_asked=range_asked,
                      recognised=recognised)
+
+
+# Words that make a query about what is new: there, a recent page is worth more than an old one.
+_TIMELY = re.compile(
+    r"\b(news|latest|today|tonight|yesterday|this week|breaking|recent|new release|released?|announce\w*|"
+    r"update[sd]?|changelog|what'?s new|20[2-9]\d)\b|最新|新闻|今天|今日|近期|最近|发布|动态|更新|公告|新版",
+    re.I,
+)
+
+
+def is_timely(query: str, operators: Operators) -> bool:
+    """Whether freshness should count for this query (a time operator, or words asking for news)."""
+    return bool(operators.time_range or operators.since or _TIMELY.search(query))

@@ -26,7 +26,7 @@ from plugin.canonical import canonical_url, host_of
 from plugin.cooldown import Cooldowns
 from plugin.fusion import EngineList, fuse
 from plugin.models import FAILURE_STATUSES, EngineReport, ResultRow, SearchResponse
-from plugin.operators import Operators, parse_operators
+from plugin.operators import Operators, is_timely, parse_operators
 from plugin.query import SearchRequest, check_request
 from plugin.relevance import Gate, build_gate, cjk_length, core_words
 from plugin.sanitize import clean_snippet, clean_title
@@ -234,7 +234,8 @@ class Searcher:
                        region=run.engine.facts.region, index=run.engine.facts.index, rows=run.kept)
             for run in runs if run.kept
         ]
-        fused = fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now)
+        fused = fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now,
+                     timely=is_timely(plan.request.query, plan.operators))
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
                       engines=f.engines, positions=f.positions, score=round(f.score, 6), date=f.date)

@@ -127,6 +127,8 @@ class Settings(BaseSettings):
     authority_boost: float = Field(0.25, ge=0)
     freshness_boost: float = Field(0.2, ge=0)
     freshness_days: float = Field(30, gt=0)
+    freshness_scope: Literal["all", "timely"] = Field(
+        "all", description="all: every query; timely: only queries asking for news or with a time operator")
     same_index_discount: float = Field(
         1.0, ge=0, le=1, description="Weight of a further vote from an engine sharing an index already counted"
     )

@@ -39,6 +39,20 @@ GRID = {
 }
 
 
+# Design choices outside the grid, each tried alone against the shipped defaults.
+def alternatives() -> dict[str, dict]:
+    from engines import ENGINES
+
+    return {
+        "same_index_discount=0.75": {"same_index_discount": 0.75},
+        "same_index_discount=0.5": {"same_index_discount": 0.5},
+        "off_region_weight=0.25": {"off_region_weight": 0.25},
+        "off_region_weight=1.0": {"off_region_weight": 1.0},
+        "freshness_scope=timely": {"freshness_scope": "timely"},
+        "uniform engine weights": {"weights": {name: 1.0 for name in ENGINES}},
+    }
+
+
 def configurations(quick: bool) -> list[dict[str, float]]:
     grid = dict(GRID)
     if quick:
@@ -95,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
                for value in sorted({p["config"][knob] for p in points})}
         for knob in GRID
     }
+    alternative_report = {}
+    for name, overrides in alternatives().items():
+        scores = mrr_per_query(overrides)
+        alternative_report[name] = {"mrr@8": round(mean(scores), 4),
+                                    "minus_defaults": paired_bootstrap(scores, default_scores).to_dict()}
     result = {
         "set": "corpus" if args.corpus else "fixtures",
         "queries": len(qruns),
@@ -103,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         "best": {"config": best["config"], "mrr@8": best["mrr@8"]},
         "best_minus_defaults": interval.to_dict(),
         "marginals": marginals,
+        "alternatives": alternative_report,
         "verdict": ("change the defaults to the best point: its interval excludes zero" if interval.excludes_zero
                     else "keep the defaults: the best point's interval includes zero"),
     }
@@ -118,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"best - defaults: {d['diff']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] -> {result['verdict']}")
         for knob, values in marginals.items():
             print(f"  {knob:<16} " + "  ".join(f"{v}: {m:.4f}" for v, m in values.items()))
+        print("alternatives (each alone, minus defaults, paired bootstrap 95% CI):")
+        for name, alt in alternative_report.items():
+            d = alt["minus_defaults"]
+            print(f"  {name:<28} MRR@8 {alt['mrr@8']:.4f}  {d['diff']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
+                  + (" *" if d["significant"] else ""))
     return 0
 
 

@@ -349,3 +349,61 @@ async def test_gzip_bodies_are_decompressed_and_counted_against_the_cap(standins
     response = await s.search("python release notes")
     await s.close()
     assert response.engines[0].status == "error" and "cap" in response.engines[0].detail
+
+
+def wiki_json(titles: list[str]) -> str:
+    import json
+
+    return json.dumps({"batchcomplete": True, "query": {"searchinfo": {"totalhits": len(titles)}, "search": [
+        {"ns": 0, "title": t, "pageid": i, "snippet": f"{t} python asyncio", "timestamp": "2020-01-01T00:00:00Z"}
+        for i, t in enumerate(titles)]}})
+
+
+async def test_site_operator_is_native_for_bing_and_a_hard_filter_for_wikipedia(standins):
+    bing = await standins(page(bing_page([
+        ("asyncio — Python docs", "https://docs.python.org/3/library/asyncio.html", "python asyncio"),
+        ("asyncio tutorial elsewhere", "https://realpython.com/async-io-python/", "python asyncio tutorial"),
+    ])))
+    wiki = await standins(page(wiki_json(["Asyncio", "Python (programming language)"]),
+                               content_type="application/json"))
+    s = searcher({"bing": bing.url, "wikipedia": wiki.url})
+    response = await s.search("python asyncio site:python.org")
+    await s.close()
+    assert response.recognised == ["site=python.org"]
+    assert bing.queries()[0] == "python asyncio site:python.org"  # passed natively, once
+    assert "site:" not in wiki.queries("srsearch")[0]  # stripped for an engine that would misread it
+    assert [r.url for r in response.results] == ["https://docs.python.org/3/library/asyncio.html"]
+    reports = {e.name: e for e in response.engines}
+    assert reports["wikipedia"].status == "empty" and "site=python.org" in reports["wikipedia"].detail
+    assert reports["bing"].kept == 1  # the filter excludes; it never just lowers a rank
+
+
+async def test_time_operator_drops_old_and_unverifiable_rows_of_non_native_engines(standins):
+    from datetime import datetime
+
+    bing = await standins(page(bing_page([
+        ("Python 3.14 released", "https://www.python.org/downloads/release/python-3140/",
+         "3 days ago · python release news"),
+        ("Python 2.7 released", "https://www.python.org/downloads/release/python-270/",
+         "Jul 3, 2010 · python release news"),
+    ])))
+    wiki = await standins(page(wiki_json(["Python release history"]), content_type="application/json"))
+    s = searcher({"bing": bing.url, "wikipedia": wiki.url})
+    response = await s.search("python release news past week", now=datetime(2026, 11, 29, 12))
+    await s.close()
+    assert response.recognised == ["time=week"]
+    assert dict(bing.requests[0].query)["filters"] == ['ex1:"ez2"']  # native time filter for Bing
+    assert bing.queries()[0] == "python release news"  # "past week" stripped from the text
+    assert [r.url for r in response.results] == ["https://www.python.org/downloads/release/python-3140/"]
+    assert {e.name: e.status for e in response.engines}["wikipedia"] == "empty"  # a 2020 edit is not this week
+
+
+async def test_chinese_time_operator(standins):
+    engine = await standins(page(bing_page([("数据要素 政策 解读", "https://www.gov.cn/zhengce/x.html",
+                                              "2 天前 · 数据要素 政策")])))
+    s = searcher({"bing-cn": engine.url})
+    response = await s.search("数据要素 政策 最近一周")
+    await s.close()
+    assert response.recognised == ["time=week"]
+    assert engine.queries()[0] == "数据要素 政策"
+    assert response.results and response.results[0].domain == "www.gov.cn"
