@@ -36,6 +36,7 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
@@ -199,7 +200,7 @@ class Baidu(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         count = min(max(options.count, 10), 50)
         params: list[tuple[str, str]] = [("wd", text), ("rn", str(count)), ("ie", "utf-8")]
         if options.time_range:
@@ -217,10 +218,7 @@ class Baidu(Engine):
         failure = http_failure(response)
         if failure:
             return failure
-        try:
-            return self._parse_page(response, options)
-        except Exception as exc:  # never raise from parse
-            return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
+        return self._parse_page(response, options)  # Engine wraps parse so it never raises
 
     def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
         text = response.text or ""

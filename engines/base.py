@@ -129,10 +129,40 @@ class Parsed:
     follow_up: Request | None = None
 
 
+def query_with_site(query: str, site: str | None) -> str:
+    """The query text with a `site:` operator, for engines that understand it in the text."""
+    return f"{query} site:{site}" if site else query
+
+
+def _never_raises(parse):
+    """Wrap a parser so that no input can make it raise: a crash is an `error` classification."""
+    import functools
+
+    @functools.wraps(parse)
+    def guarded(self, response: "Response", query: str, options: "SearchOptions") -> "Parsed":
+        try:
+            return parse(self, response, query, options)
+        except Exception as exc:
+            return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
+
+    guarded.__wrapped_never_raises__ = True  # type: ignore[attr-defined]
+    return guarded
+
+
 class Engine:
-    """Base class: subclasses set `facts` and implement `build` and `parse`."""
+    """Base class: subclasses set `facts` and implement `build` and `parse`.
+
+    Every subclass's `parse` is wrapped so it never raises (the contract the pipeline and the
+    property tests rely on), without each engine repeating a try/except.
+    """
 
     facts: EngineFacts
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        parse = cls.__dict__.get("parse")
+        if parse is not None and not getattr(parse, "__wrapped_never_raises__", False):
+            cls.parse = _never_raises(parse)  # type: ignore[method-assign]
 
     @property
     def name(self) -> str:

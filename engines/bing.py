@@ -13,11 +13,12 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, page_text, parse_html, text_of
+from engines.markup import ancestor, attr, first, page_text, parse_html, text_of
 from engines.redirects import unwrap
 
 # Bing's own time filter: ex1:"ez1" day, "ez2" week, "ez3" month; a year has no
@@ -60,7 +61,7 @@ def time_filter(time_range: str | None, now_days: int) -> str | None:
 
 
 def build_request(base: str, query: str, options: SearchOptions, market: str) -> Request:
-    text = f"{query} site:{options.site}" if options.site else query
+    text = query_with_site(query, options.site)
     params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 10), 50)))]
     params.append(("setmkt", market))
     params.append(("setlang", market.split("-")[0]))
@@ -91,10 +92,7 @@ def parse_page(response: Response, options: SearchOptions) -> Parsed:
         link = heading.css_first("a") if heading is not None else None
         if link is None and heading is not None:
             # Newer markup: <div class="b_algoheader"><a href><h2>title</h2></a></div>
-            parent = heading.parent
-            while parent is not None and parent.tag != "a" and parent is not block:
-                parent = parent.parent
-            link = parent if parent is not None and parent.tag == "a" else None
+            link = ancestor(heading, "a", stop=block)
         if link is None:
             link = first(block, ".b_algoheader a", "a.tilk", "a[href]")
         if link is None:

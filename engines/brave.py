@@ -24,6 +24,7 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
@@ -158,7 +159,7 @@ class Brave(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [("q", text), ("source", "web")]
         if options.time_range:
             params.append(("tf", _TIME[options.time_range]))
@@ -171,10 +172,7 @@ class Brave(Engine):
         failure = http_failure(response)
         if failure:
             return failure
-        try:
-            return self._parse_page(response, options)
-        except Exception as exc:  # never raise from parse
-            return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
+        return self._parse_page(response, options)  # Engine wraps parse so it never raises
 
     def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
         text = response.text or ""

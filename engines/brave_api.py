@@ -10,6 +10,7 @@ from engines.base import (
     Response,
     SearchOptions,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.dates import parse_date
@@ -111,7 +112,7 @@ class BraveApi(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 1), 20)))]
         if options.region:
             country = country_of(options.region)

@@ -12,6 +12,7 @@ from engines.base import (
     http_failure,
     not_understood,
     parse_retry_after,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
@@ -35,14 +36,21 @@ _SAFE = {"off": "-2", "moderate": "-1", "strict": "1"}
 _BLOCK_MARKERS = ("anomaly-modal", "anomaly.js", "bots use DuckDuckGo too", 'id="challenge-form"')
 
 
+def refusal_of(response: Response, text: str) -> Parsed | None:
+    """DuckDuckGo's ways of refusing a client (both endpoints): the 202 answer and the anomaly challenge."""
+    if response.status == 202:
+        # DDG answers a too-eager client with 202 and an empty or anomaly page.
+        return Parsed("ratelimited", detail="HTTP 202 rate-limit page",
+                      retry_after=parse_retry_after(response.headers.get("retry-after")))
+    if any(marker in text for marker in _BLOCK_MARKERS):
+        return Parsed("blocked", detail="DuckDuckGo anomaly challenge (CAPTCHA)")
+    return None
+
+
 def region_code(region: str | None) -> str:
     if not region:
         return "wt-wt"
     return _REGIONS.get(region.lower(), "wt-wt")
-
-
-def query_with_site(query: str, site: str | None) -> str:
-    return f"{query} site:{site}" if site else query
 
 
 class DuckDuckGoHtml(Engine):
@@ -72,12 +80,9 @@ class DuckDuckGoHtml(Engine):
 
     def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         text = response.text
-        if response.status == 202:
-            # DDG answers a too-eager client with 202 and an empty or anomaly page.
-            return Parsed("ratelimited", detail="HTTP 202 rate-limit page",
-                          retry_after=parse_retry_after(response.headers.get("retry-after")))
-        if any(marker in text for marker in _BLOCK_MARKERS):
-            return Parsed("blocked", detail="DuckDuckGo anomaly challenge (CAPTCHA)")
+        refusal = refusal_of(response, text)
+        if refusal:
+            return refusal
         failure = http_failure(response)
         if failure:
             return failure

@@ -20,12 +20,12 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
-    parse_retry_after,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.duckduckgo_html import query_with_site, region_code
+from engines.duckduckgo_html import refusal_of, region_code
 from engines.markup import attr, page_text, parse_html, text_of
 from engines.redirects import unwrap
 
@@ -34,8 +34,6 @@ URL = "https://lite.duckduckgo.com/lite/"
 _TIME = {"day": "d", "week": "w", "month": "m", "year": "y"}
 _SAFE = {"off": "-2", "moderate": "-1", "strict": "1"}
 
-# DDG's bot pages (the same anomaly challenge the html endpoint serves).
-_BLOCK_MARKERS = ("anomaly-modal", "anomaly.js", "bots use DuckDuckGo too", 'id="challenge-form"')
 _NO_RESULTS = ("No results.", "No more results.")
 
 
@@ -86,13 +84,10 @@ class DuckDuckGoLite(Engine):
         return Request("POST", URL, form=tuple(form), headers=headers)
 
     def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        if response.status == 202:
-            # DDG answers a too-eager client with 202 and an empty or anomaly page.
-            return Parsed("ratelimited", detail="HTTP 202 rate-limit page",
-                          retry_after=parse_retry_after(response.headers.get("retry-after")))
         text = _page_text(response)
-        if any(marker in text for marker in _BLOCK_MARKERS):
-            return Parsed("blocked", detail="DuckDuckGo anomaly challenge (CAPTCHA)")
+        refusal = refusal_of(response, text)  # the same 202 answer and anomaly page as the html endpoint
+        if refusal:
+            return refusal
         failure = http_failure(response)
         if failure:
             return failure

@@ -10,6 +10,7 @@ from engines.base import (
     Response,
     SearchOptions,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.jsonapi import (
@@ -78,7 +79,7 @@ class Firecrawl(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         body: dict[str, object] = {
             "query": text,
             "limit": min(max(options.count, 1), 100),

@@ -39,6 +39,26 @@ def attr(node: LexborNode | None, name: str) -> str:
     return (node.attributes.get(name) or "").strip()
 
 
+def ancestor(node: LexborNode, tag: str, stop: LexborNode | None = None) -> LexborNode | None:
+    """The nearest enclosing element named `tag`, not looking past `stop` or the body."""
+    parent = node.parent
+    while parent is not None and parent is not stop and parent.tag not in ("body", "html"):
+        if parent.tag == tag:
+            return parent
+        parent = parent.parent
+    return None
+
+
+def inside(node: LexborNode, pattern: "re.Pattern[str]") -> bool:
+    """Whether any enclosing element's id or class matches `pattern` (ad containers and the like)."""
+    parent = node.parent
+    while parent is not None and parent.tag not in ("body", "html"):
+        if pattern.search(attr(parent, "id")) or pattern.search(attr(parent, "class")):
+            return True
+        parent = parent.parent
+    return False
+
+
 def page_text(tree: LexborHTMLParser, limit: int = 20000) -> str:
     """Visible text of the body (scripts and styles excluded), for block-page checks."""
     body = tree.body

@@ -19,6 +19,7 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
@@ -100,7 +101,7 @@ class Mojeek(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [("q", text), ("safe", _SAFE.get(options.safesearch, "1"))]
         if options.time_range:
             params.append(("since", since_date(options.time_range, options.now)))
@@ -116,10 +117,7 @@ class Mojeek(Engine):
         if failure:
             # A 403 is Mojeek's "automated queries" page: http_failure says blocked.
             return failure
-        try:
-            return self._parse_page(response, options)
-        except Exception as exc:  # never raise from parse
-            return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
+        return self._parse_page(response, options)  # Engine wraps parse so it never raises
 
     def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
         text = response.text or ""

@@ -13,6 +13,7 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import api_headers
@@ -68,7 +69,7 @@ class Searxng(Engine):
     def build(self, query: str, options: SearchOptions) -> Request:
         if not options.base_url:
             raise ValueError("searxng needs options.base_url (set METASEARCH_SEARXNG_URL)")
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [
             ("q", text),
             ("format", "json"),

@@ -10,6 +10,7 @@ from engines.base import (
     Response,
     SearchOptions,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.dates import parse_date
@@ -56,7 +57,7 @@ class Serper(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         body: dict[str, object] = {"q": text, "num": min(max(options.count, 1), 100)}
         if options.region:
             country = country_of(options.region)

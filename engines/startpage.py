@@ -26,11 +26,12 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
 from engines.dates import leading_date
-from engines.markup import attr, first, page_text, parse_html, text_of
+from engines.markup import attr, first, inside, page_text, parse_html, text_of
 from engines.redirects import unwrap
 
 BASE = "https://www.startpage.com"
@@ -94,7 +95,7 @@ def region_for(region: str | None) -> str:
 
 def search_request(query: str, options: SearchOptions, token: str | None) -> Request:
     """The real search: a POST to /sp/search as Startpage's own search form sends it."""
-    text = f"{query} site:{options.site}" if options.site else query
+    text = query_with_site(query, options.site)
     language = language_for(options.region)
     form: list[tuple[str, str]] = [("query", text), ("cat", "web"), ("t", "device")]
     if token:
@@ -145,15 +146,6 @@ def _query_shown(tree) -> str:
     return ""
 
 
-def _inside_ads(block) -> bool:
-    parent = block.parent
-    while parent is not None and parent.tag not in ("body", "html"):
-        if _AD_CONTAINER.search(attr(parent, "id")) or _AD_CONTAINER.search(attr(parent, "class")):
-            return True
-        parent = parent.parent
-    return False
-
-
 def _is_ad_or_internal(url: str) -> bool:
     host, path = _path(url)
     if re.match(r"^(www\.)?google\.[a-z.]+$", host) and path.startswith(("/aclk", "/pagead")):
@@ -189,7 +181,7 @@ class Startpage(Engine):
         items = []
         blocks = tree.css("div.result")
         for block in blocks:
-            if _inside_ads(block):
+            if inside(block, _AD_CONTAINER):
                 continue
             link = first(block, "a.result-title", "a.result-link", "h2 a[href]", "h3 a[href]")
             if link is None:

@@ -28,11 +28,12 @@ from engines.base import (
     SearchOptions,
     http_failure,
     not_understood,
+    query_with_site,
     rows_from,
 )
 from engines.browser import browser_headers
 from engines.dates import leading_date
-from engines.markup import attr, first, page_text, parse_html, text_of
+from engines.markup import ancestor, attr, first, inside, page_text, parse_html, text_of
 from engines.redirects import unwrap
 
 DEFAULT_HOST = "search.yahoo.com"
@@ -95,22 +96,6 @@ def host_for(region: str | None) -> str:
     return DEFAULT_HOST
 
 
-def _ancestor_link(node):
-    parent = node.parent
-    while parent is not None and parent.tag not in ("a", "body", "html"):
-        parent = parent.parent
-    return parent if parent is not None and parent.tag == "a" else None
-
-
-def _inside_ads(block) -> bool:
-    parent = block.parent
-    while parent is not None and parent.tag not in ("body", "html"):
-        if _AD_CONTAINER.search(attr(parent, "class")) or _AD_CONTAINER.search(attr(parent, "id")):
-            return True
-        parent = parent.parent
-    return False
-
-
 def _is_ad_url(url: str) -> bool:
     try:
         parts = urlsplit(url)
@@ -153,7 +138,7 @@ class Yahoo(Engine):
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = f"{query} site:{options.site}" if options.site else query
+        text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [("p", text), ("ei", "UTF-8"), ("b", "1"),
                                          ("pz", str(min(max(options.count, 1), 50)))]
         lang = options.region.split("-")[0].lower() if options.region else None
@@ -193,12 +178,12 @@ class Yahoo(Engine):
             classes = attr(block, "class")
             if "algo-sr" not in classes.split() and block.css_first(".compTitle") is None:
                 continue
-            if _AD_CONTAINER.search(classes) or _inside_ads(block):
+            if _AD_CONTAINER.search(classes) or inside(block, _AD_CONTAINER):
                 continue
             heading = block.css_first("h3")
             link = None
             if heading is not None:
-                link = heading.css_first("a[href]") or _ancestor_link(heading)
+                link = heading.css_first("a[href]") or ancestor(heading, "a")
             if link is None:
                 link = first(block, ".compTitle a[href]", "a[href]")
             if link is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from plugin.search import Searcher
 from plugin.settings import Settings
-from standins import page
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "exa-SECRET-key-5f2b9c7d1e"

@@ -58,7 +58,7 @@ def test_every_corpus_page_has_an_expectation():
 @pytest.mark.parametrize(("engine", "name"), CASES)
 def test_real_page_parses_to_the_rows_a_person_sees(engine, name):
     body = corpus_path(engine, name).read_bytes()
-    parsed = ENGINES[engine].parse(response_from_bytes(body, url=f"https://www.bing.com/search"), "",
+    parsed = ENGINES[engine].parse(response_from_bytes(body, url="https://www.bing.com/search"), "",
                                    SearchOptions(now=FIXED_NOW))
     status, count, title, url = EXPECTED[(engine, name)]
     assert parsed.status == status, parsed.detail
