@@ -28,7 +28,7 @@ async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None)
         options = SearchOptions(api_key=settings.api_key(name),
                                 base_url=settings.searxng_url if facts.url_env else None)
         reason = engine.disabled_reason(options)
-        entry = await cooldowns.store.get(name)
+        entry = await cooldowns.store.get(settings.upstream(name))
         cooling = entry is not None and entry.active(now)
         rows.append({
             "name": name,

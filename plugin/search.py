@@ -160,13 +160,14 @@ class Searcher:
         reason = engine.disabled_reason(options)
         if reason:
             return EngineRun(engine, tier, "disabled", detail=reason)
-        entry = await self.cooldowns.active(engine.name)
+        upstream = self.settings.upstream(engine.name)
+        entry = await self.cooldowns.active(upstream)
         if entry is not None:
             left = max(0, entry.until - self.cooldowns.clock())
             return EngineRun(engine, tier, "cooldown",
                              detail=f"cooling down for {left:.0f}s more after {entry.status} (failure {entry.failures})")
         budget = self.settings.budget_per_minute.get(engine.name)
-        if budget and not await self.state.spend(engine.name, budget):
+        if budget and not await self.state.spend(upstream, budget):
             return EngineRun(engine, tier, "skipped",
                              detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
         loop = asyncio.get_running_loop()
@@ -196,11 +197,11 @@ class Searcher:
         run.latency_ms = int((loop.time() - started) * 1000)
         run.detail = redact(run.detail, self.secrets)  # an API may echo the key in its error message
         if run.status in FAILURE_STATUSES:
-            entry = await self.cooldowns.failure(engine.name, run.status, run.retry_after, run.detail)
+            entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail)
             run.detail = (run.detail + "; " if run.detail else "") + \
                 f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
         else:
-            await self.cooldowns.success(engine.name)
+            await self.cooldowns.success(upstream)
         return run
 
     def _judge(self, engine: Engine, tier: str, parsed: Parsed, plan: SearchPlan) -> EngineRun:
@@ -249,7 +250,8 @@ class Searcher:
         request = plan.request
         identity = {
             "q": " ".join(plan.request.query.casefold().split()),
-            "engines": sorted(e.name for e in self.selected_engines(request.engines)),
+            # Engines by upstream: the same engine behind another endpoint may answer differently.
+            "engines": sorted(self.settings.upstream(e.name) for e in self.selected_engines(request.engines)),
             "limit": request.limit, "region": request.region or self.settings.region,
             "time": plan.operators.time_range, "site": plan.operators.site,
             "safe": request.safesearch or self.settings.safesearch,

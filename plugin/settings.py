@@ -193,6 +193,15 @@ class Settings(BaseSettings):
             return secret.get_secret_value()
         return _read_key_file(self.key_file).get(env_name)
 
+    def upstream(self, engine: str) -> str:
+        """The key state is kept under: the engine, or the engine at its overriding endpoint.
+
+        Cooldowns and budgets belong to the server that failed or that we must spare: an engine
+        pointed at a mirror, proxy or test stand-in is a different upstream from the engine itself.
+        """
+        endpoint = self.endpoints.get(engine)
+        return f"{engine}@{endpoint.rstrip('/')}" if endpoint else engine
+
     def secret_values(self) -> list[str]:
         return [key for key in (self.api_key(name) for name in KEY_FIELDS) if key]
 

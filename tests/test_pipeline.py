@@ -95,7 +95,7 @@ async def test_cooldown_skips_escalates_and_resets(standins):
 
     first = await s.search("python release notes")
     assert first.engines[0].status == "error" and "HTTP 503" in first.engines[0].detail
-    entry = await s.cooldowns.store.get("bing")
+    entry = await s.cooldowns.store.get(s.settings.upstream("bing"))
     assert entry.failures == 1 and entry.until - clock.now == pytest.approx(30)
 
     second = await s.search("python release notes")
@@ -106,14 +106,14 @@ async def test_cooldown_skips_escalates_and_resets(standins):
     clock.now += 31  # window over: asked again, fails again, window doubles
     third = await s.search("python release notes")
     assert third.engines[0].status == "error"
-    entry = await s.cooldowns.store.get("bing")
+    entry = await s.cooldowns.store.get(s.settings.upstream("bing"))
     assert entry.failures == 2 and entry.until - clock.now == pytest.approx(60)
 
     clock.now += 61
     behaviour_state["fail"] = False
     fourth = await s.search("python release notes")
     assert fourth.engines[0].status == "ok"
-    assert await s.cooldowns.store.get("bing") is None  # success resets
+    assert await s.cooldowns.store.get(s.settings.upstream("bing")) is None  # success resets
     await s.close()
 
 
@@ -128,8 +128,8 @@ async def test_cooldown_windows_depend_on_the_failure_and_honour_retry_after(sta
     response = await s.search("python release notes")
     statuses = {e.name: e.status for e in response.engines}
     assert statuses == {"bing": "ratelimited", "bing-cn": "blocked"}
-    assert (await s.cooldowns.store.get("bing")).until - clock.now == pytest.approx(7200)  # Retry-After wins
-    assert (await s.cooldowns.store.get("bing-cn")).until - clock.now == pytest.approx(1800)
+    assert (await s.cooldowns.store.get(s.settings.upstream("bing"))).until - clock.now == pytest.approx(7200)  # Retry-After wins
+    assert (await s.cooldowns.store.get(s.settings.upstream("bing-cn"))).until - clock.now == pytest.approx(1800)
     await s.close()
 
 
@@ -345,7 +345,7 @@ async def test_gzip_bodies_are_decompressed_and_counted_against_the_cap(standins
     bomb = gzip.compress(b"<!--" + b"x" * 5_000_000 + b"-->")
     engine.behaviour = page(bomb, headers={"Content-Encoding": "gzip"})
     s.settings.max_response_bytes = 1_000_000
-    await s.cooldowns.store.clear("bing")
+    await s.cooldowns.store.clear(s.settings.upstream("bing"))
     response = await s.search("python release notes")
     await s.close()
     assert response.engines[0].status == "error" and "cap" in response.engines[0].detail

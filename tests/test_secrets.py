@@ -65,7 +65,7 @@ async def test_key_absent_from_python_logs_responses_and_error_details(standins,
     assert response.engines[0].status == "error" and "API key rejected" in response.engines[0].detail
     assert SECRET not in response.model_dump_json()
     exa.behaviour = echoing_exa(200)
-    await searcher.cooldowns.store.clear("exa")
+    await searcher.cooldowns.store.clear(searcher.settings.upstream("exa"))
     response = await searcher.search("example query")
     await searcher.close()
     assert response.engines[0].status == "ok"

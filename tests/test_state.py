@@ -152,12 +152,12 @@ async def test_redis_killed_mid_run_degrades_to_the_embedded_store(standins, red
         assert before.warnings == [] and before.results
         redis_server["process"].kill()
         redis_server["process"].wait()
-        await searcher.cooldowns.store.clear("duckduckgo-html")  # goes to the fallback once Redis is gone
+        await searcher.cooldowns.store.clear(searcher.settings.upstream("duckduckgo-html"))  # goes to the fallback once Redis is gone
         after = await searcher.search("rust async")
         assert after.results and any("redis unavailable" in w for w in after.warnings)
         assert "duckduckgo-html" in {e.name for e in after.engines if e.status == "error"}
     embedded = SqliteState(tmp_path / "embedded" / "state.sqlite3")
-    assert (await embedded.get("duckduckgo-html")) is not None  # the failure was recorded in the fallback
+    assert (await embedded.get(settings.upstream("duckduckgo-html"))) is not None  # recorded in the fallback
     await embedded.close()
 
 
@@ -289,3 +289,13 @@ async def test_serve_command_answers_health_and_search(standins, tmp_path):
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_state_is_kept_per_upstream(standins):
+    """A cooldown of an engine behind one endpoint does not bench it behind another."""
+    stuck = await standins(hang(30))
+    good = await standins(page(bing_page(ROWS)))
+    base = ("search", "rust async", "--engines", "bing", "--timeout-ms", "400")
+    assert (await cli(*base, "--endpoint", f"bing={stuck.url}"))["engines"][0]["status"] == "timeout"
+    assert (await cli(*base, "--endpoint", f"bing={stuck.url}"))["engines"][0]["status"] == "cooldown"
+    assert (await cli(*base, "--endpoint", f"bing={good.url}"))["engines"][0]["status"] == "ok"
