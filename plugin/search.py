@@ -166,7 +166,9 @@ class Searcher:
             left = max(0, entry.until - self.cooldowns.clock())
             return EngineRun(engine, tier, "cooldown",
                              detail=f"cooling down for {left:.0f}s more after {entry.status} (failure {entry.failures})")
-        budget = self.settings.budget_per_minute.get(engine.name)
+        # Budgets spare the engines' own servers; a mirror, proxy or stand-in behind an endpoint override
+        # has a budget only when one is set for it by its upstream key ("bing@http://host:port").
+        budget = self.settings.budget_per_minute.get(upstream)
         if budget and not await self.state.spend(upstream, budget):
             return EngineRun(engine, tier, "skipped",
                              detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")

@@ -154,7 +154,8 @@ class Settings(BaseSettings):
     cache_ttl_s: float = Field(300, ge=0, description="Result cache lifetime; 0 disables the cache")
     budget_per_minute: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_BUDGETS),
-        description="Engine -> searches per minute shared by every process using the same state store")
+        description="Engine (or engine@endpoint) -> searches per minute shared by every process using the "
+                    "same state store; engines behind an endpoint override have none unless set by that key")
 
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 

@@ -178,7 +178,8 @@ asyncio.run(main())
 
 async def _budget_run(engine_url: str, extra_env: dict[str, str]) -> tuple[int, list[str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENDPOINTS": json.dumps({"bing": engine_url}),
-           "METASEARCH_ENGINES": '["bing"]', "METASEARCH_BUDGET_PER_MINUTE": '{"bing": 4}', **extra_env}
+           "METASEARCH_ENGINES": '["bing"]', "METASEARCH_BUDGET_PER_MINUTE": json.dumps({f"bing@{engine_url}": 4}),
+           **extra_env}
     procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", BUDGET_SCRIPT, tag, cwd=ROOT, env=env,
                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
              for tag in ("a", "b")]
@@ -299,3 +300,15 @@ async def test_state_is_kept_per_upstream(standins):
     assert (await cli(*base, "--endpoint", f"bing={stuck.url}"))["engines"][0]["status"] == "timeout"
     assert (await cli(*base, "--endpoint", f"bing={stuck.url}"))["engines"][0]["status"] == "cooldown"
     assert (await cli(*base, "--endpoint", f"bing={good.url}"))["engines"][0]["status"] == "ok"
+
+
+async def test_default_budgets_spare_real_engines_not_stand_ins(standins):
+    engine = await standins(page(bing_page(ROWS)))
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], budget_per_minute={"bing": 1})
+    async with Searcher(settings) as searcher:
+        statuses = [(await searcher.search(f"rust async {i}")).engines[0].status for i in range(3)]
+    assert statuses == ["ok", "ok", "ok"]  # "bing" budgets bing.com, not the stand-in behind the override
+    limited = settings.model_copy(update={"budget_per_minute": {f"bing@{engine.url}": 1}})
+    async with Searcher(limited) as searcher:
+        statuses = [(await searcher.search(f"rust async {i}")).engines[0].status for i in range(3, 6)]
+    assert statuses[0] == "ok" and statuses[1:] == ["skipped", "skipped"]
