@@ -277,7 +277,9 @@ class Searcher:
                     "warnings": list(self.state.warnings)})
         runs = await self.run_tiers(plan)
         results = self.rank(plan, runs)
-        partial = any(r.tier == "primary" and (r.status in FAILURE_STATUSES or r.status == "cooldown") for r in runs)
+        # The first wave is the primary tier, or the fallback engines when the caller chose only those.
+        first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
+        partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status == "cooldown") for r in runs)
         response = SearchResponse(
             query=plan.request.query,
             results=results,

@@ -407,3 +407,12 @@ async def test_chinese_time_operator(standins):
     assert response.recognised == ["time=week"]
     assert engine.queries()[0] == "数据要素 政策"
     assert response.results and response.results[0].domain == "www.gov.cn"
+
+
+async def test_partial_when_a_chosen_fallback_engine_fails(standins):
+    engine = await standins(page("down", status=500))
+    s = searcher({"duckduckgo-lite": engine.url})
+    response = await s.search("python release notes")
+    await s.close()
+    assert response.engines[0].tier == "fallback" and response.engines[0].status == "error"
+    assert response.partial is True
