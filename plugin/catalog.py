@@ -26,7 +26,7 @@ async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None)
     for name, engine in ENGINES.items():
         facts = engine.facts
         options = SearchOptions(api_key=settings.api_key(name),
-                                base_url=settings.searxng_url if facts.url_env else None)
+                                base_url=settings.instance_url(name))
         reason = engine.disabled_reason(options)
         entry = await cooldowns.store.get(settings.upstream(name))
         cooling = entry is not None and entry.active(now)

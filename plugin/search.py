@@ -122,7 +122,7 @@ class Searcher:
             site=plan.operators.site,
             count=max(10, plan.request.limit),
             api_key=self.settings.api_key(engine.name),
-            base_url=self.settings.searxng_url if engine.facts.url_env else None,
+            base_url=self.settings.instance_url(engine.name),
             now=plan.now,
         )
 

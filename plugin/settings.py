@@ -194,6 +194,12 @@ class Settings(BaseSettings):
             return secret.get_secret_value()
         return _read_key_file(self.key_file).get(env_name)
 
+    def instance_url(self, engine: str) -> str | None:
+        """For self-hosted engines (SearXNG): the configured URL, else an endpoint given for it."""
+        if engine == "searxng":
+            return self.searxng_url or self.endpoints.get("searxng")
+        return None
+
     def upstream(self, engine: str) -> str:
         """The key state is kept under: the engine, or the engine at its overriding endpoint.
 

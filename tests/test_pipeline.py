@@ -416,3 +416,15 @@ async def test_partial_when_a_chosen_fallback_engine_fails(standins):
     await s.close()
     assert response.engines[0].tier == "fallback" and response.engines[0].status == "error"
     assert response.partial is True
+
+
+async def test_an_endpoint_for_searxng_serves_as_its_instance_url(standins):
+    import json
+
+    engine = await standins(page(json.dumps({"results": [
+        {"title": "Python docs", "url": "https://docs.python.org/3/", "content": "python release notes"}]}),
+        content_type="application/json"))
+    s = searcher({"searxng": engine.url})
+    response = await s.search("python release notes")
+    await s.close()
+    assert response.engines[0].status == "ok" and engine.requests[0].path == "/search"
