@@ -48,6 +48,10 @@ def _parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
         if not sep or not name.strip() or not url.strip().startswith(("http://", "https://")):
             raise UsageError("invalid_parameter", f"--endpoint takes NAME=http(s)://host:port, got {value!r}")
         endpoints[name.strip()] = url.strip()
+    if endpoints:
+        from plugin.query import check_engines
+
+        check_engines(list(endpoints))  # an endpoint for an engine that does not exist: unknown_engine
     return endpoints
 
 

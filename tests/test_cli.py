@@ -31,6 +31,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     (["search", "hello", "--limit", "2.5", "--json"], "invalid_parameter"),
     (["search", "hello", "--timeout-ms", "soon", "--json"], "invalid_parameter"),
     (["search", "hello", "--endpoint", "bing", "--json"], "invalid_parameter"),
+    (["search", "hello", "--endpoint", "altavista=http://127.0.0.1:9", "--json"], "unknown_engine"),
     (["search", "hello", "--time-range", "fortnight", "--json"], "invalid_parameter"),
     (["search", "hello", "--no-such-flag", "--json"], "invalid_parameter"),
 ])
