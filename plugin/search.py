@@ -137,8 +137,9 @@ class Searcher:
             parsed = engine.parse(response, query, options)
         return parsed
 
-    def _survivors(self, engine: Engine, rows: Sequence[Row], plan: SearchPlan) -> tuple[list[Row], str]:
-        """Rows that pass URL checks, the operator filters and the relevance gate; and why others did not."""
+    def _survivors(self, engine: Engine, rows: Sequence[Row], plan: SearchPlan) -> tuple[list[Row], str, str]:
+        """Rows that pass URL checks, the operator filters and the relevance gate, with the status an
+        engine gets when none do (empty: filtered out; irrelevant: gated out) and why."""
         usable = [row for row in rows if canonical_url(row.url) is not None]
         ops = plan.operators
         filtered = usable
@@ -150,10 +151,10 @@ class Searcher:
             filtered = [r for r in filtered if (r.date >= start if r.date else undated_ok)]
         kept = plan.gate.filter(filtered)
         if usable and not filtered:
-            return kept, f"{len(usable)} rows, none inside the {'/'.join(ops.recognised)} filter"
+            return kept, "empty", f"{len(usable)} rows, none inside the {'/'.join(ops.recognised)} filter"
         if filtered and not kept:
-            return kept, f"{len(filtered)} rows, none about the query (relevance gate)"
-        return kept, ""
+            return kept, "irrelevant", f"{len(filtered)} rows, none about the query (relevance gate)"
+        return kept, "empty", ""
 
     async def run_engine(self, engine: Engine, tier: str, plan: SearchPlan) -> EngineRun:
         options = self.options_for(engine, plan)
@@ -176,7 +177,6 @@ class Searcher:
         started = loop.time()
         deadline = started + self.settings.timeout_ms / 1000
         run = EngineRun(engine, tier, "error")
-        secrets = (options.api_key,) if options.api_key else ()
         try:
             async with asyncio.timeout_at(deadline):
                 parsed = await self._exchange(engine, plan.operators.text, options, deadline)
@@ -188,16 +188,16 @@ class Searcher:
                         f"; {retried.detail}" if retried.detail else "")
                     run = retried
         except TransportError as exc:
-            run = EngineRun(engine, tier, exc.kind, detail=redact(exc.detail, secrets))
+            run = EngineRun(engine, tier, exc.kind, detail=exc.detail)
         except (asyncio.TimeoutError, TimeoutError):
             run = EngineRun(engine, tier, "timeout",
                             detail=f"no complete answer within {self.settings.timeout_ms} ms")
         except Exception as exc:  # a parser bug must not fail the search
             log.exception("engine %s failed", engine.name)
-            run = EngineRun(engine, tier, "error", detail=redact(f"internal error: {type(exc).__name__}: {exc}",
-                                                                 secrets)[:200])
+            run = EngineRun(engine, tier, "error", detail=f"internal error: {type(exc).__name__}: {exc}")
         run.latency_ms = int((loop.time() - started) * 1000)
-        run.detail = redact(run.detail, self.secrets)  # an API may echo the key in its error message
+        # Redact before cutting, so a key split by the cut cannot leak half of itself.
+        run.detail = redact(run.detail, self.secrets)[:300]
         if run.status in FAILURE_STATUSES:
             entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail)
             run.detail = (run.detail + "; " if run.detail else "") + \
@@ -209,8 +209,8 @@ class Searcher:
     def _judge(self, engine: Engine, tier: str, parsed: Parsed, plan: SearchPlan) -> EngineRun:
         if parsed.status != "ok":
             return EngineRun(engine, tier, parsed.status, detail=parsed.detail, retry_after=parsed.retry_after)
-        kept, why = self._survivors(engine, parsed.rows, plan)
-        status = "ok" if kept else ("irrelevant" if "relevance" in why else "empty")
+        kept, status_if_none, why = self._survivors(engine, parsed.rows, plan)
+        status = "ok" if kept else status_if_none
         if not parsed.rows:
             why = why or parsed.detail or "no rows"
         return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, all_rows=list(parsed.rows),
