@@ -10,6 +10,7 @@ be exercised on a recorded page.
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -134,16 +135,52 @@ def query_with_site(query: str, site: str | None) -> str:
     return f"{query} site:{site}" if site else query
 
 
+# Markers of bot walls that no engine's own check recognised: third-party challenges (Cloudflare,
+# reCAPTCHA, hCaptcha, Turnstile) and generic wording, in English and Chinese. Consulted only for a page
+# that yielded no rows and was not understood, so a result page that mentions "captcha" is unaffected.
+_CHALLENGE_MARKERS = (
+    "captcha", "cf-challenge", "challenge-platform", "cf-turnstile", "cf_chl_", "just a moment...",
+    "are you a robot", "not a robot", "unusual traffic", "verify you are human", "verify you're human",
+    "automated queries", "bot detection", "access denied", "人机验证", "安全验证", "验证码", "请完成验证",
+)
+_RATE_LIMIT_MARKERS = ("too many requests", "rate limit exceeded", "rate-limited", "请求过于频繁", "访问过于频繁")
+
+
+_SCRIPT_BODY = re.compile(r"(<(script|style)\b[^>]*>).*?</\2\s*>", re.S | re.I)
+
+
+def _unrecognised_wall(response: "Response") -> "Parsed | None":
+    # Script and style bodies are dropped (pages ship UI strings such as "captcha" in them); the tags
+    # stay, so a challenge script's src (Cloudflare's /cdn-cgi/challenge-platform/) still counts.
+    text = _SCRIPT_BODY.sub(r"\1", (response.text or "")[:500_000]).lower()
+    for marker in _RATE_LIMIT_MARKERS:
+        if marker in text:
+            return Parsed("ratelimited", detail=f"rate-limit page (generic marker {marker!r})",
+                          retry_after=parse_retry_after(response.headers.get("retry-after")))
+    for marker in _CHALLENGE_MARKERS:
+        if marker in text:
+            return Parsed("blocked", detail=f"challenge page (generic marker {marker!r})")
+    return None
+
+
 def _never_raises(parse):
-    """Wrap a parser so that no input can make it raise: a crash is an `error` classification."""
+    """Enforce the parse contract on every engine: never raise (a crash is an `error`), and a page that
+    was not understood but carries a generic bot-wall marker is `blocked` / `ratelimited`, not `error`."""
     import functools
 
     @functools.wraps(parse)
     def guarded(self, response: "Response", query: str, options: "SearchOptions") -> "Parsed":
         try:
-            return parse(self, response, query, options)
+            parsed = parse(self, response, query, options)
         except Exception as exc:
             return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
+        if parsed.status == "error" and not parsed.rows and (
+                parsed.detail.startswith(NOT_UNDERSTOOD) or response.status >= 500):
+            try:
+                return _unrecognised_wall(response) or parsed
+            except Exception:
+                return parsed
+        return parsed
 
     guarded.__wrapped_never_raises__ = True  # type: ignore[attr-defined]
     return guarded
@@ -239,6 +276,9 @@ def http_failure(response: Response) -> Parsed | None:
     return Parsed("error", detail=f"HTTP {status}", retry_after=retry_after)
 
 
+NOT_UNDERSTOOD = "page not understood"
+
+
 def not_understood(what: str) -> Parsed:
     """A page with neither rows nor a recognised no-results message: markup drift."""
-    return Parsed("error", detail=f"page not understood: {what}")
+    return Parsed("error", detail=f"{NOT_UNDERSTOOD}: {what}")

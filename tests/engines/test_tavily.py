@@ -156,12 +156,16 @@ def test_bad_request_keeps_message():
 @pytest.mark.parametrize("body", [
     b"", b"{", b"[]", b"42", b'{"query": "x"}', b'{"results": null}', b'{"results": "x"}',
     b'{"results": [{"title": "no url"}]}', b'{"results": [{"url": "ftp://x.example/"}]}',
-    b"<!DOCTYPE html><html><title>Just a moment...</title></html>",
 ])
 def test_garbage_is_classified_not_raised(body):
     parsed = parse(body)
     assert parsed.status == "error"
     assert parsed.detail.startswith("page not understood")
+
+
+def test_a_cloudflare_interstitial_instead_of_json_is_blocked():
+    parsed = parse(b"<!DOCTYPE html><html><title>Just a moment...</title></html>")
+    assert parsed.status == "blocked" and "just a moment" in parsed.detail
 
 
 _json = st.recursive(
