@@ -335,13 +335,13 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:
-    """`search` for callers without an event loop. Cooldown state persists between calls."""
-    searcher = searcher_for(kwargs.pop("settings", None))
+    """`search` for callers without an event loop. Cooldowns, cache and budgets persist between calls
+    through the state store (the embedded SQLite file by default)."""
+    settings = kwargs.pop("settings", None)
 
     async def run() -> SearchResponse:
-        try:
+        # A fresh searcher per call: its HTTP session belongs to this call's event loop.
+        async with Searcher(settings) as searcher:
             return await searcher.search(query, **kwargs)
-        finally:
-            await searcher.transport.close()  # the session belongs to this call's event loop
 
     return asyncio.run(run())

@@ -214,19 +214,32 @@ class RedisState:
     backend = "redis"
 
     def __init__(self, url: str, prefix: str = "metasearch:"):
-        import redis.asyncio as redis
+        import redis.asyncio  # noqa: F401  (fail here, at construction, when the extra is missing)
 
         self.url = url
         self.prefix = prefix
         self.warnings: list[str] = []
-        self._redis = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
-                                           decode_responses=True)
+        self._redis = None
+        self._loop = None
+
+    def _client(self):
+        # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its own.
+        import asyncio
+
+        import redis.asyncio as redis
+
+        loop = asyncio.get_running_loop()
+        if self._redis is None or self._loop is not loop:
+            self._redis = redis.Redis.from_url(self.url, socket_timeout=1.0, socket_connect_timeout=1.0,
+                                               decode_responses=True)
+            self._loop = loop
+        return self._redis
 
     async def _call(self, name: str, *args):
         import redis
 
         try:
-            return await getattr(self._redis, name)(*args)
+            return await getattr(self._client(), name)(*args)
         except (redis.RedisError, OSError) as exc:
             raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from None
 
@@ -266,10 +279,13 @@ class RedisState:
         return used <= per_minute
 
     async def close(self) -> None:
+        if self._redis is None:
+            return
         try:
             await self._redis.aclose()
         except Exception:  # closing a connection to a dead server must not fail anything
             pass
+        self._redis = None
 
 
 class FailoverState:

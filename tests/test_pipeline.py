@@ -428,3 +428,14 @@ async def test_an_endpoint_for_searxng_serves_as_its_instance_url(standins):
     response = await s.search("python release notes")
     await s.close()
     assert response.engines[0].status == "ok" and engine.requests[0].path == "/search"
+
+
+def test_search_sync_keeps_cooldowns_between_calls(standins_sync):
+    from plugin import Settings, search_sync
+
+    url, requests = standins_sync
+    settings = Settings(endpoints={"bing": url}, engines=["bing"])
+    first = search_sync("python release notes", settings=settings)
+    second = search_sync("python release notes", settings=settings)
+    assert first.engines[0].status == "error" and second.engines[0].status == "cooldown"
+    assert len(requests) == 1
