@@ -133,3 +133,15 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
             fused.score += settings.authority_boost
         fused.score += fresh_weight * freshness(fused.date, now, settings.freshness_days)
     return sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))
+
+
+def diversify(ranked: Sequence[Fused], max_per_domain: int | None) -> list[Fused]:
+    """Move a domain's rows beyond its first `max_per_domain` behind every other row (order kept)."""
+    if not max_per_domain:
+        return list(ranked)
+    seen: dict[str, int] = {}
+    head, tail = [], []
+    for fused in ranked:
+        seen[fused.domain] = seen.get(fused.domain, 0) + 1
+        (head if seen[fused.domain] <= max_per_domain else tail).append(fused)
+    return head + tail

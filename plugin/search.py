@@ -24,7 +24,7 @@ from engines.base import Engine, Parsed, Row, SearchOptions
 from engines.script import has_cjk
 from plugin.canonical import canonical_url, host_of
 from plugin.cooldown import Cooldowns
-from plugin.fusion import EngineList, fuse
+from plugin.fusion import EngineList, diversify, fuse
 from plugin.models import FAILURE_STATUSES, EngineReport, ResultRow, SearchResponse
 from plugin.operators import Operators, is_timely, parse_operators
 from plugin.query import SearchRequest, check_request
@@ -237,8 +237,9 @@ class Searcher:
                        region=run.engine.facts.region, index=run.engine.facts.index, rows=run.kept)
             for run in runs if run.kept
         ]
-        fused = fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now,
-                     timely=is_timely(plan.request.query, plan.operators))
+        fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now,
+                               timely=is_timely(plan.request.query, plan.operators)),
+                          self.settings.max_per_domain)
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
                       engines=f.engines, positions=f.positions, score=round(f.score, 6), date=f.date)

@@ -132,6 +132,8 @@ class Settings(BaseSettings):
     same_index_discount: float = Field(
         1.0, ge=0, le=1, description="Weight of a further vote from an engine sharing an index already counted"
     )
+    max_per_domain: int | None = Field(
+        None, ge=1, description="Rows of one domain before the others get a turn (None: no limit)")
     off_region_weight: float = Field(0.5, ge=0, description="Weight multiplier for engines outside the query's region")
     authority_domains: list[str] = Field(default_factory=lambda: list(DEFAULT_AUTHORITY_DOMAINS))
     authority_suffixes: list[str] = Field(default_factory=lambda: list(DEFAULT_AUTHORITY_SUFFIXES))

@@ -49,6 +49,8 @@ def alternatives() -> dict[str, dict]:
         "off_region_weight=0.25": {"off_region_weight": 0.25},
         "off_region_weight=1.0": {"off_region_weight": 1.0},
         "freshness_scope=timely": {"freshness_scope": "timely"},
+        "max_per_domain=2": {"max_per_domain": 2},
+        "max_per_domain=3": {"max_per_domain": 3},
         "uniform engine weights": {"weights": {name: 1.0 for name in ENGINES}},
     }
 
@@ -92,9 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"error": "no recorded queries to sweep"}))
         return 1
 
-    def mrr_per_query(overrides: dict[str, float]) -> list[float]:
+    def per_query(overrides: dict, metric: str) -> list[float]:
         settings = base.model_copy(update=overrides)
-        return [score(rank_urls(settings, q), q.query.expected_domains)["mrr@8"] for q in qruns]
+        return [score(rank_urls(settings, q), q.query.expected_domains)[metric] for q in qruns]
+
+    def mrr_per_query(overrides: dict) -> list[float]:
+        return per_query(overrides, "mrr@8")
 
     defaults = {k: getattr(base, k) for k in GRID}
     default_scores = mrr_per_query(defaults)
@@ -110,10 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         for knob in GRID
     }
     alternative_report = {}
+    default_recall = per_query(defaults, "r@8")
     for name, overrides in alternatives().items():
         scores = mrr_per_query(overrides)
+        recall = per_query(overrides, "r@8")
         alternative_report[name] = {"mrr@8": round(mean(scores), 4),
-                                    "minus_defaults": paired_bootstrap(scores, default_scores).to_dict()}
+                                    "minus_defaults": paired_bootstrap(scores, default_scores).to_dict(),
+                                    "r@8": round(mean(recall), 4),
+                                    "r@8_minus_defaults": paired_bootstrap(recall, default_recall).to_dict()}
     result = {
         "set": "corpus" if args.corpus else "fixtures",
         "queries": len(qruns),
@@ -140,9 +149,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {knob:<16} " + "  ".join(f"{v}: {m:.4f}" for v, m in values.items()))
         print("alternatives (each alone, minus defaults, paired bootstrap 95% CI):")
         for name, alt in alternative_report.items():
-            d = alt["minus_defaults"]
-            print(f"  {name:<28} MRR@8 {alt['mrr@8']:.4f}  {d['diff']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
-                  + (" *" if d["significant"] else ""))
+            d, r = alt["minus_defaults"], alt["r@8_minus_defaults"]
+            print(f"  {name:<26} MRR@8 {alt['mrr@8']:.4f} {d['diff']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
+                  + (" *" if d["significant"] else "  ")
+                  + f"  r@8 {alt['r@8']:.4f} {r['diff']:+.4f} [{r['ci95'][0]:+.4f}, {r['ci95'][1]:+.4f}]"
+                  + (" *" if r["significant"] else ""))
     return 0
 
 

@@ -91,3 +91,14 @@ def test_core_words_drop_particles_and_keep_content():
     assert core_words("请问如何在集群中配置滚动更新策略呢") == "在集群中配置滚动更新策略"
     assert core_words("如何配置 postgres 逻辑复制") == "配置 postgres 逻辑复制"
     assert core_words("中国的能源政策有哪些最新变化") == "中国 能源政策 最新变化"
+
+
+def test_diversify_moves_a_domains_extra_rows_behind_the_others():
+    from plugin.fusion import Fused, diversify
+
+    def f(url: str, domain: str) -> Fused:
+        return Fused(title=url, url=url, snippet="", domain=domain, date=None, score=0.0)
+
+    ranked = [f("a1", "a.org"), f("a2", "a.org"), f("a3", "a.org"), f("b1", "b.org"), f("a4", "a.org")]
+    assert [x.url for x in diversify(ranked, 2)] == ["a1", "a2", "b1", "a3", "a4"]
+    assert [x.url for x in diversify(ranked, None)] == ["a1", "a2", "a3", "b1", "a4"]
