@@ -194,20 +194,17 @@ class Cassette:
 
 
 def _engine_for_host(host: str) -> str:
-    for name, engine in ENGINES.items():
-        try:
-            request = engine.build("x", _probe_options(name))
-        except Exception:  # an engine that needs a URL or key to build
-            continue
-        if host_of(request.url) == host:
-            return name
-    return ""
-
-
-def _probe_options(name: str):
+    """The engine whose requests go to `host` (for cassettes recorded without our engine header)."""
     from engines.base import SearchOptions
 
-    return SearchOptions(api_key="probe", base_url="https://searxng.invalid")
+    probe = SearchOptions(api_key="probe", base_url="https://searxng.invalid")
+    for name, engine in ENGINES.items():
+        try:
+            if host_of(engine.build("x", probe).url) == host:
+                return name
+        except Exception:  # an engine that cannot build without more configuration
+            continue
+    return ""
 
 
 def cassette_name(query_id: str) -> str:

@@ -214,7 +214,10 @@ class RedisState:
     backend = "redis"
 
     def __init__(self, url: str, prefix: str = "metasearch:"):
-        import redis.asyncio  # noqa: F401  (fail here, at construction, when the extra is missing)
+        import importlib.util
+
+        if importlib.util.find_spec("redis") is None:  # fail here, at construction, when the extra is missing
+            raise ImportError("the redis package is not installed")
 
         self.url = url
         self.prefix = prefix
