@@ -150,9 +150,12 @@ _SCRIPT_BODY = re.compile(r"(<(script|style)\b[^>]*>).*?</\2\s*>", re.S | re.I)
 
 
 def _unrecognised_wall(response: "Response") -> "Parsed | None":
+    raw = (response.text or "")[:500_000]
+    if not raw.lstrip("\ufeff \t\r\n").startswith("<"):
+        return None  # walls are HTML pages; a JSON or text body that says "captcha" is not one
     # Script and style bodies are dropped (pages ship UI strings such as "captcha" in them); the tags
     # stay, so a challenge script's src (Cloudflare's /cdn-cgi/challenge-platform/) still counts.
-    text = _SCRIPT_BODY.sub(r"\1", (response.text or "")[:500_000]).lower()
+    text = _SCRIPT_BODY.sub(r"\1", raw).lower()
     for marker in _RATE_LIMIT_MARKERS:
         if marker in text:
             return Parsed("ratelimited", detail=f"rate-limit page (generic marker {marker!r})",

@@ -40,3 +40,9 @@ def test_markers_inside_scripts_do_not_count():
     page = b'<html><body><script>var s = "verify you are human captcha";</script><div id="x"></div></body></html>'
     parsed = ENGINES["mojeek"].parse(response_from_bytes(page), "q", SearchOptions())
     assert parsed.status == "error" and parsed.detail.startswith("page not understood")
+
+
+def test_json_bodies_are_never_taken_for_walls():
+    for body in (b'"CAPTCHA"', b'{"message": "captcha required"}', b"Too Many Requests captcha"):
+        parsed = ENGINES["tavily"].parse(response_from_bytes(body), "q", SearchOptions(api_key="k"))
+        assert parsed.status != "blocked"
