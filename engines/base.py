@@ -149,7 +149,8 @@ _RATE_LIMIT_MARKERS = ("too many requests", "rate limit exceeded", "rate-limited
 _SCRIPT_BODY = re.compile(r"(<(script|style)\b[^>]*>).*?</\2\s*>", re.S | re.I)
 
 
-def _unrecognised_wall(response: "Response") -> "Parsed | None":
+def generic_wall(response: "Response") -> "Parsed | None":
+    """`blocked` / `ratelimited` when an HTML page carries a generic bot-wall marker, else None."""
     raw = (response.text or "")[:500_000]
     if not raw.lstrip("\ufeff \t\r\n").startswith("<"):
         return None  # walls are HTML pages; a JSON or text body that says "captcha" is not one
@@ -180,7 +181,7 @@ def _never_raises(parse):
         if parsed.status == "error" and not parsed.rows and (
                 parsed.detail.startswith(NOT_UNDERSTOOD) or response.status >= 500):
             try:
-                return _unrecognised_wall(response) or parsed
+                return generic_wall(response) or parsed
             except Exception:
                 return parsed
         return parsed

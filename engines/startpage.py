@@ -24,6 +24,7 @@ from engines.base import (
     Request,
     Response,
     SearchOptions,
+    generic_wall,
     http_failure,
     not_understood,
     query_with_site,
@@ -172,8 +173,13 @@ class Startpage(Engine):
         host, path = _path(response.url)
         if host.endswith("startpage.com") and path.startswith("/sp/captcha"):
             return Parsed("blocked", detail="Startpage captcha (redirected to /sp/captcha)")
+        searched = path.startswith("/sp/search")
         failure = http_failure(response)
         if failure:
+            if not searched and failure.status == "error" and generic_wall(response) is None:
+                # The home page only lends a token; without one the search is still worth making.
+                return Parsed("ok", rows=(), detail=f"home page failed ({failure.detail}); searching without a token",
+                              follow_up=search_request(query, options, None))
             return failure
         text = response.text or ""
         tree = parse_html(text)
@@ -201,10 +207,12 @@ class Startpage(Engine):
             return Parsed("blocked", detail="Startpage captcha page")
         if any(marker in visible for marker in _NO_RESULTS_MARKERS):
             return Parsed("empty", detail="no results")
-        searched = host.endswith("startpage.com") and path.startswith("/sp/search")
-        home_like = _has_search_form(tree) or host.endswith("startpage.com")
-        if not blocks and not searched and home_like and not _query_shown(tree):
-            # The home page: its search form carries the token the real search needs.
+        wall = generic_wall(response)
+        if wall is not None:
+            return wall
+        if not blocks and not searched and not _query_shown(tree):
+            # The home page: its search form carries the token the real search needs (a page we cannot
+            # read there is no reason not to search: the search goes ahead without the token).
             token = _token(tree)
             detail = "home page token" if token else "home page without sc token; searching without it"
             return Parsed("ok", rows=(), detail=detail, follow_up=search_request(query, options, token or None))

@@ -439,3 +439,34 @@ def test_search_sync_keeps_cooldowns_between_calls(standins_sync):
     second = search_sync("python release notes", settings=settings)
     assert first.engines[0].status == "error" and second.engines[0].status == "cooldown"
     assert len(requests) == 1
+
+
+STARTPAGE_RESULTS = ('<html><body><form id="search"><input name="query" value="python asyncio"></form>'
+                     '<div class="w-gl"><div class="result"><a class="result-title result-link" '
+                     'href="https://docs.python.org/3/library/asyncio.html"><h2>asyncio — Asynchronous I/O</h2></a>'
+                     '<p class="description">python asyncio documentation</p></div></div></body></html>')
+
+
+async def test_startpage_two_steps_and_a_missing_home_page(standins):
+    from aiohttp import web
+
+    async def routed(request, standin):
+        if request.path == "/sp/search":
+            return web.Response(text=STARTPAGE_RESULTS, content_type="text/html")
+        if home["page"] is None:
+            return web.Response(status=404, text="not here")
+        return web.Response(text=home["page"], content_type="text/html")
+
+    home = {"page": '<html><body><form id="search" action="/sp/search"><input type="hidden" name="sc" '
+                    'value="TOKEN123"><input name="query"></form></body></html>'}
+    engine = await standins(routed)
+    s = searcher({"startpage": engine.url})
+    response = await s.search("python asyncio")
+    assert [r.path for r in engine.requests] == ["/", "/sp/search"]
+    assert engine.requests[1].form["sc"] == ["TOKEN123"]
+    assert response.results[0].url == "https://docs.python.org/3/library/asyncio.html"
+    home["page"] = None  # a stand-in or mirror without a home page: search without the token
+    response = await s.search("python asyncio docs")
+    await s.close()
+    assert [r.path for r in engine.requests[2:]] == ["/", "/sp/search"] and "sc" not in engine.requests[3].form
+    assert response.engines[0].status == "ok"

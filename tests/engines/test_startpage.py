@@ -276,9 +276,24 @@ def test_unrecognised_pages_are_errors(body, options):
 @pytest.mark.parametrize("status,expected", [(429, "ratelimited"), (403, "blocked"), (500, "error"),
                                              (302, "error")])
 def test_http_statuses(status, expected, options):
-    parsed = _parse(HOME_PAGE, options, status=status, url=HOME)
+    parsed = _parse(HOME_PAGE, options, status=status, url=SEARCH)
     assert parsed.status == expected
     assert parsed.follow_up is None
+
+
+@pytest.mark.parametrize("status,expected", [(429, "ratelimited"), (403, "blocked")])
+def test_a_blocked_home_page_stops_there(status, expected, options):
+    parsed = _parse(HOME_PAGE, options, status=status, url=HOME)
+    assert parsed.status == expected and parsed.follow_up is None
+
+
+@pytest.mark.parametrize("status", [404, 500, 302])
+def test_a_failed_home_page_still_searches_without_a_token(status, options):
+    """The home page only lends a token: when it fails, the search goes ahead without one."""
+    parsed = _parse(b"oops", options, status=status, url=HOME)
+    assert parsed.status == "ok" and not parsed.rows
+    assert parsed.follow_up is not None and parsed.follow_up.url == SEARCH
+    assert "sc" not in dict(parsed.follow_up.form)
 
 
 @settings(max_examples=60, deadline=None)
