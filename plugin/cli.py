@@ -32,6 +32,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | None = None) -> int:
+    if code == "internal_error":  # an unexpected message might quote anything, keys included
+        from plugin.logs import RedactSecrets
+
+        for secret in RedactSecrets().values():
+            message = message.replace(secret, "[redacted]")
     if as_json:
         error: dict[str, Any] = {"code": code, "message": message}
         error.update(extra or {})

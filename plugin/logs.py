@@ -23,14 +23,14 @@ class RedactSecrets(logging.Filter):
         super().__init__()
         self.secrets = secrets
 
-    def _values(self) -> list[str]:
+    def values(self) -> list[str]:
         if self.secrets is not None:
             return self.secrets
         from_env = [os.environ[name] for name in KEY_FIELDS.values() if len(os.environ.get(name, "")) >= 4]
         return from_env + sorted(_REGISTERED)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        values = self._values()
+        values = self.values()
         if not values:
             return True
         message = record.getMessage()

@@ -17,6 +17,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from engines import ENGINES
+from plugin.errors import INVALID_PARAMETER, SearchError
 
 Tier = Literal["primary", "fallback"]
 
@@ -73,8 +74,11 @@ class _TomlSource(PydanticBaseSettingsSource):
         self.path = path
         self.data: dict[str, Any] = {}
         if path is not None and path.is_file():
-            with path.open("rb") as handle:
-                data = tomllib.load(handle)
+            try:
+                with path.open("rb") as handle:
+                    data = tomllib.load(handle)
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+                raise SearchError(INVALID_PARAMETER, f"config file {path} is not valid TOML: {exc}") from None
             section = data.get("metasearch", data)
             self.data = {k: v for k, v in section.items() if not k.endswith("_api_key")}
 
@@ -179,6 +183,8 @@ class Settings(BaseSettings):
     def load(cls, config: str | Path | None = None, **overrides: Any) -> "Settings":
         """Defaults < TOML (`config`, else $XDG_CONFIG_HOME/metasearch/config.toml) < env < overrides."""
         path = Path(config) if config else default_config_path()
+        if config and not path.is_file():
+            raise SearchError(INVALID_PARAMETER, f"config file {path} does not exist")
         token = _CONFIG_PATH.set(path)
         try:
             return cls(**{k: v for k, v in overrides.items() if v is not None})

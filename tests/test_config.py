@@ -119,3 +119,14 @@ def test_version_is_fast_path():
     result = subprocess.run([sys.executable, "-m", "plugin.cli", "--version"], capture_output=True, text=True,
                             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0 and result.stdout.strip() == "metasearch 0.1.0"
+
+
+def test_bad_config_files_are_invalid_parameter(clean_env, capsys):
+    assert main(["--config", str(clean_env / "missing.toml"), "config"]) == 2
+    broken = clean_env / "broken.toml"
+    broken.write_text("timeout_ms = = 3\n", encoding="utf-8")
+    assert main(["--config", str(broken), "search", "x", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["error"]["code"] == "invalid_parameter"
+    bad_value = clean_env / "bad.toml"
+    bad_value.write_text('timeout_ms = "soon"\n', encoding="utf-8")
+    assert main(["--config", str(bad_value), "search", "x", "--json"]) == 2
