@@ -218,9 +218,6 @@ class Baidu(Engine):
         failure = http_failure(response)
         if failure:
             return failure
-        return self._parse_page(response, options)  # Engine wraps parse so it never raises
-
-    def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
         text = response.text or ""
         if "wappass.baidu.com" in (response.url or ""):
             return Parsed("blocked", detail="Baidu security check (wappass captcha)")

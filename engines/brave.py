@@ -172,9 +172,6 @@ class Brave(Engine):
         failure = http_failure(response)
         if failure:
             return failure
-        return self._parse_page(response, options)  # Engine wraps parse so it never raises
-
-    def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
         text = response.text or ""
         tree = parse_html(text)
         base = response.url or URL

@@ -117,9 +117,6 @@ class Mojeek(Engine):
         if failure:
             # A 403 is Mojeek's "automated queries" page: http_failure says blocked.
             return failure
-        return self._parse_page(response, options)  # Engine wraps parse so it never raises
-
-    def _parse_page(self, response: Response, options: SearchOptions) -> Parsed:
         text = response.text or ""
         tree = parse_html(text)
         base = response.url or URL
