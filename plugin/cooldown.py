@@ -2,8 +2,8 @@
 
 The window depends on the failure (timeouts and errors short, rate limits
 longer, CAPTCHAs longest), grows with each consecutive failure, honours
-Retry-After, and a success resets it. State lives behind `CooldownStore`, so a
-persistent or shared store can replace the in-process one.
+Retry-After, and a success resets it. State lives behind `CooldownStore`, implemented
+by the stores in `plugin.state` (in-process, embedded SQLite, Redis).
 """
 
 from __future__ import annotations
@@ -41,31 +41,12 @@ class CooldownStore(Protocol):
     async def all(self) -> dict[str, CooldownEntry]: ...
 
 
-class MemoryCooldownStore:
-    """In-process state: right for one long-lived process (the MCP server, a Python agent)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, CooldownEntry] = {}
-
-    async def get(self, engine: str) -> CooldownEntry | None:
-        return self._entries.get(engine)
-
-    async def put(self, engine: str, entry: CooldownEntry) -> None:
-        self._entries[engine] = entry
-
-    async def clear(self, engine: str) -> None:
-        self._entries.pop(engine, None)
-
-    async def all(self) -> dict[str, CooldownEntry]:
-        return dict(self._entries)
-
-
 class Cooldowns:
     """Policy over a store: when an engine may run, and how long a failure benches it."""
 
-    def __init__(self, settings: Settings, store: CooldownStore | None = None, clock=time.time):
+    def __init__(self, settings: Settings, store: CooldownStore, clock=time.time):
         self.settings = settings
-        self.store: CooldownStore = store if store is not None else MemoryCooldownStore()
+        self.store = store  # plugin.state: memory, the embedded SQLite store, or Redis
         self.clock = clock
 
     def base_window(self, status: str) -> float:
