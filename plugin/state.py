@@ -147,12 +147,34 @@ class SqliteState:
         self.path = path
         self.warnings: list[str] = []
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), timeout=2.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=2000")
-        self._db.executescript(_SCHEMA)
-        self._db.execute("PRAGMA quick_check").fetchone()
+        self._db = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        """Open and prepare the file. Processes starting together race to switch it to WAL and create
+        the tables; SQLite may refuse the loser at once ("database is locked") without waiting, so the
+        opening is retried briefly instead of giving up on shared state."""
+        delay = 0.02
+        for attempt in range(10):
+            db = sqlite3.connect(str(path), timeout=2.0, isolation_level=None, check_same_thread=False)
+            try:
+                if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    db.execute("PRAGMA journal_mode=WAL")  # persistent: only the first process pays for it
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA busy_timeout=2000")
+                db.executescript(_SCHEMA)
+                db.execute("PRAGMA quick_check").fetchone()
+                return db
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if attempt == 9 or not any(word in str(exc) for word in ("locked", "busy")):
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+            except BaseException:
+                db.close()
+                raise
+        raise AssertionError("unreachable")
 
     def _write(self, sql: str, args: tuple) -> None:
         with self._db:  # BEGIN ... COMMIT

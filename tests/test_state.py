@@ -312,3 +312,53 @@ async def test_default_budgets_spare_real_engines_not_stand_ins(standins):
     async with Searcher(limited) as searcher:
         statuses = [(await searcher.search(f"rust async {i}")).engines[0].status for i in range(3, 6)]
     assert statuses[0] == "ok" and statuses[1:] == ["skipped", "skipped"]
+
+
+OPEN_SCRIPT = """
+import asyncio, sys
+from plugin.settings import Settings
+from plugin.state import open_state
+async def main():
+    state = open_state(Settings(state_dir=sys.argv[1]))
+    print(type(state).__name__, state.warnings)
+asyncio.run(main())
+"""
+
+
+async def test_processes_opening_a_new_store_together_all_get_it(tmp_path):
+    """Racing to create the file and switch it to WAL must not push any process to in-memory state."""
+    for round_ in range(2):
+        directory = tmp_path / f"store{round_}"
+        procs = [await asyncio.create_subprocess_exec(
+            sys.executable, "-c", OPEN_SCRIPT, str(directory), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) for _ in range(10)]
+        outputs = [(await asyncio.wait_for(p.communicate(), 60))[0].decode().strip() for p in procs]
+        assert outputs == ["SqliteState []"] * 10, outputs
+
+
+def test_opening_retries_when_sqlite_refuses_at_once(tmp_path, monkeypatch):
+    """SQLite can answer "database is locked" without waiting while another process switches the file to
+    WAL; the store retries instead of falling back to in-memory state."""
+    import sqlite3
+
+    import plugin.state as state_module
+
+    real_connect = sqlite3.connect
+    refusals = {"left": 2}
+
+    class Refusing:
+        def __init__(self, db):
+            self._db = db
+
+        def execute(self, sql, *args):
+            if sql.startswith("PRAGMA journal_mode") and refusals["left"]:
+                refusals["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return self._db.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._db, name)
+
+    monkeypatch.setattr(state_module.sqlite3, "connect", lambda *a, **k: Refusing(real_connect(*a, **k)))
+    state = open_state(Settings(state_dir=tmp_path / "racy"))
+    assert isinstance(state, SqliteState) and refusals["left"] == 0
