@@ -3,31 +3,41 @@
     from plugin import search, Settings
     response = await search("python 3.13 release notes", limit=8)
 
-Names are imported lazily so that `metasearch --version` stays fast.
+The package is grouped by role; data flows one way, and `plugin` imports `engines`, never the reverse:
+- `plugin.pipeline`: one search, from the query to the cut list (plan, engine runs, gate, fusion).
+- `plugin.infra`: what the pipeline stands on (transport, shared state, cooldowns, logs, metrics).
+- `plugin.surfaces`: how a harness calls it (CLI, MCP server, HTTP service, tool schemas, rendering).
+- `plugin.bench`: measuring quality offline (recordings, replay, metrics, baselines).
+`plugin.settings` (every knob), `plugin.models` (what a search returns) and `plugin.errors` (error
+codes) are shared by all of them.
+
+Public names are imported lazily so that `metasearch --version` stays fast.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
-__all__ = ["search", "search_sync", "Searcher", "Settings", "SearchResponse", "SearchError", "__version__"]
+__all__ = ["search", "search_sync", "Searcher", "Settings", "SearchResponse", "SearchError",
+           "render_for_model", "__version__"]
 
 _LAZY = {
-    "search": ("plugin.search", "search"),
-    "search_sync": ("plugin.search", "search_sync"),
-    "Searcher": ("plugin.search", "Searcher"),
+    "search": ("plugin.pipeline.searcher", "search"),
+    "search_sync": ("plugin.pipeline.searcher", "search_sync"),
+    "Searcher": ("plugin.pipeline.searcher", "Searcher"),
     "Settings": ("plugin.settings", "Settings"),
     "SearchResponse": ("plugin.models", "SearchResponse"),
     "SearchError": ("plugin.errors", "SearchError"),
+    "render_for_model": ("plugin.surfaces.render", "render_for_model"),
+    "__version__": ("plugin.version", "VERSION"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from plugin.errors import SearchError
     from plugin.models import SearchResponse
-    from plugin.search import Searcher, search, search_sync
+    from plugin.pipeline.searcher import Searcher, search, search_sync
     from plugin.settings import Settings
+    from plugin.surfaces.render import render_for_model
 
 
 def __getattr__(name: str) -> Any:

@@ -22,11 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from plugin.bench import record_query, replay_query, report  # noqa: E402
-from plugin.cli import UsageError, _parse_endpoints  # noqa: E402
-from plugin.corpus import corpus_cassette, load_queries  # noqa: E402
-from plugin.query import check_engines  # noqa: E402
-from plugin.replay import Cassette, cassette_name  # noqa: E402
+from plugin.bench.runner import record_query, replay_query, report  # noqa: E402
+from plugin.surfaces.cli import UsageError, _parse_endpoints  # noqa: E402
+from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
+from plugin.pipeline.query import check_engines  # noqa: E402
+from plugin.bench.replay import Cassette, cassette_name  # noqa: E402
 from plugin.settings import Settings  # noqa: E402
 
 BENCH = ROOT / "bench"

@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from standins import StandIn, bing_page, ddg_page  # noqa: E402
 
-from plugin.search import Searcher  # noqa: E402
+from plugin.pipeline.searcher import Searcher  # noqa: E402
 from plugin.settings import Settings  # noqa: E402
-from plugin.state import MemoryState  # noqa: E402
+from plugin.infra.state import MemoryState  # noqa: E402
 
 
 def rss_mb() -> float:

@@ -97,9 +97,9 @@ def parse_benchmark(corpus: Path, runs: int) -> dict:
 async def overhead_benchmark(searches: int, delay: float, state_factory=None, budgets: bool = False) -> dict:
     from standins import StandIn, bing_page, ddg_page, page
 
-    from plugin.search import Searcher
+    from plugin.pipeline.searcher import Searcher
     from plugin.settings import Settings
-    from plugin.state import MemoryState
+    from plugin.infra.state import MemoryState
 
     rows = [(f"Python asyncio result {i}", f"https://site{i}.example.org/asyncio", "python asyncio gather")
             for i in range(10)]
@@ -135,7 +135,7 @@ async def state_benchmark(searches: int, delay: float, redis_url: str | None) ->
     import subprocess
     import tempfile
 
-    from plugin.state import MemoryState, RedisState, SqliteState
+    from plugin.infra.state import MemoryState, RedisState, SqliteState
 
     tmp = Path(tempfile.mkdtemp(prefix="metasearch-speed-"))
     stores = {"memory": MemoryState, "sqlite": lambda: SqliteState(tmp / "state.sqlite3")}

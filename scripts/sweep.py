@@ -25,10 +25,10 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from plugin.bench import rank_urls, replay_query  # noqa: E402
-from plugin.corpus import corpus_cassette, load_queries  # noqa: E402
-from plugin.evaluation import paired_bootstrap, score  # noqa: E402
-from plugin.replay import Cassette, cassette_name  # noqa: E402
+from plugin.bench.runner import rank_urls, replay_query  # noqa: E402
+from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
+from plugin.bench.evaluation import paired_bootstrap, score  # noqa: E402
+from plugin.bench.replay import Cassette, cassette_name  # noqa: E402
 from plugin.settings import Settings  # noqa: E402
 
 GRID = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from plugin.errors import SearchError
-from plugin.search import Searcher
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from standins import bing_page, page
 
@@ -73,7 +73,7 @@ async def test_mcp_tool(arguments, code, loopback_settings):
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from plugin.mcp_server import build_server
+    from plugin.surfaces.mcp_server import build_server
 
     searcher = Searcher(loopback_settings)
     async with Client(build_server(searcher=searcher)) as client:
@@ -89,7 +89,7 @@ async def test_mcp_tool(arguments, code, loopback_settings):
 
 def run_cli(args: list, env_extra: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "plugin.cli", *args], capture_output=True, cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "plugin.surfaces.cli", *args], capture_output=True, cwd=ROOT, env=env,
                           timeout=60)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from plugin.evaluation import paired_bootstrap, score
-from plugin.replay import Cassette, Recordings, ReplayTransport, query_text
+from plugin.bench.evaluation import paired_bootstrap, score
+from plugin.bench.replay import Cassette, Recordings, ReplayTransport, query_text
 from standins import bing_page, ddg_page, page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ async def test_record_then_replay_gives_exactly_the_live_rows(standins, tmp_path
     assert cassette.exists() and not list(fixtures.glob("*.tmp"))
     requests_before = len(bing.requests) + len(ddg.requests)
 
-    code, out, err = await run(sys.executable, "-m", "plugin.cli", "search", "python asyncio gather", "--replay",
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "python asyncio gather", "--replay",
                                str(fixtures), "--engines", "bing,duckduckgo-html", "--json")
     assert code == 0, err
     replayed = json.loads(out)
@@ -76,7 +76,7 @@ async def test_a_recording_holds_no_trace_of_the_api_key(standins, tmp_path):
     assert secret not in stored and secret not in out and secret not in err
     assert "X-API-KEY" not in stored and "abcdef123456" not in stored
     # ...and it still replays, with a placeholder key that never leaves the process.
-    code, out, err = await run(sys.executable, "-m", "plugin.cli", "search", "python asyncio gather", "--replay",
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "python asyncio gather", "--replay",
                                str(fixtures), "--engines", "serper", "--json", env={**ENV, "SERPER_API_KEY": ""})
     assert code == 0, err
     assert json.loads(out)["results"][0]["url"] == "https://docs.python.org/3/library/asyncio.html"
@@ -120,7 +120,7 @@ async def test_replay_matches_by_host_and_query_text_not_exact_url():
     from datetime import datetime
 
     from engines.base import Request
-    from plugin.replay import Exchange
+    from plugin.bench.replay import Exchange
     from plugin.settings import Settings
 
     exchange = Exchange("bing", "GET", "https://www.bing.com/search?q=rust+async&count=10&setmkt=en-US", None, {},
@@ -139,9 +139,9 @@ async def test_replay_is_tier_aware(standins, tmp_path):
     """A recorded fallback engine is not ranked when the primary tier answered."""
     from datetime import datetime
 
-    from plugin.bench import replay_query
-    from plugin.corpus import JudgedQuery
-    from plugin.replay import Exchange
+    from plugin.bench.runner import replay_query
+    from plugin.bench.corpus import JudgedQuery
+    from plugin.bench.replay import Exchange
     from plugin.settings import Settings
 
     bing = Exchange("bing", "GET", "https://www.bing.com/search?q=python+asyncio+gather", None, {}, 200,

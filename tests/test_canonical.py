@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from plugin.canonical import canonical_url, identity, registrable_domain
+from plugin.pipeline.canonical import canonical_url, identity, registrable_domain
 
 
 @pytest.mark.parametrize(("raw", "clean"), [

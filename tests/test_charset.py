@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import corpus_path
-from plugin.charset import decode_body
+from plugin.infra.charset import decode_body
 
 
 @pytest.mark.parametrize(("body", "content_type", "text", "encoding"), [

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plugin.cli import main
+from plugin.surfaces.cli import main
+from plugin.version import VERSION
 from standins import bing_page, page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "plugin.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "plugin.surfaces.cli", *args], capture_output=True, text=True,
                           env=environment, timeout=60, cwd=ROOT)
 
 
@@ -70,7 +71,7 @@ async def test_search_json_against_a_stand_in(standins):
     import asyncio
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.cli", "search", "python documentation", "--engines", "bing",
+        sys.executable, "-m", "plugin.surfaces.cli", "search", "python documentation", "--engines", "bing",
         "--endpoint", f"bing={engine.url}", "--json", stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     out, err = await asyncio.wait_for(proc.communicate(), 60)
@@ -84,10 +85,10 @@ async def test_search_json_against_a_stand_in(standins):
 
 
 def test_version_does_not_import_heavy_modules():
-    code = ("import sys; from plugin.cli import main; main(['--version']); "
+    code = ("import sys; from plugin.surfaces.cli import main; main(['--version']); "
             "heavy = [m for m in ('aiohttp', 'pydantic', 'mcp', 'selectolax', 'tldextract') if m in sys.modules]; "
             "print('HEAVY', heavy)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert "metasearch 0.1.0" in result.stdout
+    assert f"metasearch {VERSION}" in result.stdout
     assert "HEAVY []" in result.stdout

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from plugin.catalog import masked_settings
-from plugin.cli import main
+from plugin.surfaces.catalog import masked_settings
+from plugin.surfaces.cli import main
+from plugin.version import VERSION
 from plugin.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +80,7 @@ def test_config_command_masks_secrets(clean_env, monkeypatch, capsys):
 
 
 def test_no_flag_takes_an_api_key():
-    from plugin.cli import build_parser
+    from plugin.surfaces.cli import build_parser
 
     help_text = build_parser().format_help() + "".join(
         action.format_help() if hasattr(action, "format_help") else ""
@@ -116,9 +117,9 @@ def test_engines_json_lists_every_engine(clean_env, capsys):
 
 
 def test_version_is_fast_path():
-    result = subprocess.run([sys.executable, "-m", "plugin.cli", "--version"], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "plugin.surfaces.cli", "--version"], capture_output=True, text=True,
                             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert result.returncode == 0 and result.stdout.strip() == "metasearch 0.1.0"
+    assert result.returncode == 0 and result.stdout.strip() == f"metasearch {VERSION}"
 
 
 def test_bad_config_files_are_invalid_parameter(clean_env, capsys):

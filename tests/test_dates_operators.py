@@ -5,7 +5,7 @@ from datetime import date, datetime
 import pytest
 
 from engines.dates import leading_date, parse_date
-from plugin.operators import parse_operators
+from plugin.pipeline.operators import parse_operators
 
 NOW = datetime(2026, 11, 29, 12, 0)
 

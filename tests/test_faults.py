@@ -8,7 +8,7 @@ import time
 import tracemalloc
 
 from conftest import CORPUS
-from plugin.search import Searcher
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from standins import bing_page, drip, hang, huge, page, redirect_loop, truncated_gzip
 

@@ -70,7 +70,7 @@ async def exercise(client: Client, hung_engine: str) -> None:
 async def test_mcp_over_stdio(standins):
     good = await standins(page(bing_page(ROWS)))
     stuck = await standins(hang(30))
-    params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.cli", "mcp"], cwd=str(ROOT),
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
                                    env=server_env({"bing": good.url, "duckduckgo-html": stuck.url}))
     async with Client(params, read_timeout_seconds=60) as client:
         await exercise(client, "duckduckgo-html")
@@ -87,7 +87,7 @@ async def test_mcp_over_streamable_http(standins):
     stuck = await standins(hang(30))
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.cli", "mcp", "--http", "--port", str(port), cwd=ROOT,
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", str(port), cwd=ROOT,
         env=server_env({"duckduckgo-html": good.url, "bing": stuck.url}),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from plugin.cooldown import Cooldowns
-from plugin.search import Searcher
+from plugin.infra.cooldown import Cooldowns
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from standins import bing_page, ddg_page, ddg_wrapped, hang, page, sequence
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from engines.base import Row
-from plugin.fusion import EngineList, freshness, fuse, interleave
-from plugin.relevance import build_gate, core_words
+from plugin.pipeline.fusion import EngineList, freshness, fuse, interleave
+from plugin.pipeline.relevance import build_gate, core_words
 from plugin.settings import Settings
 
 NOW = datetime(2026, 11, 29)
@@ -94,7 +94,7 @@ def test_core_words_drop_particles_and_keep_content():
 
 
 def test_diversify_moves_a_domains_extra_rows_behind_the_others():
-    from plugin.fusion import Fused, diversify
+    from plugin.pipeline.fusion import Fused, diversify
 
     def f(url: str, domain: str) -> Fused:
         return Fused(title=url, url=url, snippet="", domain=domain, date=None, score=0.0)

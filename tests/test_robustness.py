@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conftest import CORPUS, response_from_bytes
 from engines import ENGINES
 from engines.base import Parsed, SearchOptions
-from plugin.canonical import canonical_url, identity
+from plugin.pipeline.canonical import canonical_url, identity
 
 STATUSES = {"ok", "empty", "blocked", "ratelimited", "error"}
 PAGES = sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".html", ".json") and p.parent.name in ENGINES) \

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from plugin.models import EngineReport, ResultRow, SearchResponse
-from plugin.render import render_for_model
-from plugin.sanitize import SNIPPET_MAX, TITLE_MAX, clean_snippet, clean_title
+from plugin.surfaces.render import render_for_model
+from plugin.pipeline.sanitize import SNIPPET_MAX, TITLE_MAX, clean_snippet, clean_title
 
 
 def test_markup_control_characters_and_length():

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from plugin.search import Searcher
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 
 
@@ -34,7 +34,7 @@ def echoing_exa(status: int):
 
 
 async def run_cli(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.cli", *args, cwd=ROOT, env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.surfaces.cli", *args, cwd=ROOT, env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode, out.decode(), err.decode()
@@ -76,7 +76,7 @@ async def test_key_absent_from_python_logs_responses_and_error_details(standins,
 
 
 def test_log_filter_redacts_keys_in_messages_and_tracebacks(caplog):
-    from plugin.logs import get_logger, register_secrets
+    from plugin.infra.logs import get_logger, register_secrets
 
     register_secrets(["another-secret-value-42"])
     log = get_logger("metasearch.test")

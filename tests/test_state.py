@@ -16,9 +16,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from plugin.search import Searcher
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
-from plugin.state import FailoverState, MemoryState, SqliteState, open_state
+from plugin.infra.state import FailoverState, MemoryState, SqliteState, open_state
 from standins import bing_page, hang, page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +79,7 @@ def redis_server():
 
 async def cli(*args: str, env: dict[str, str] | None = None) -> dict:
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.cli", *args, "--json", cwd=ROOT,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.surfaces.cli", *args, "--json", cwd=ROOT,
                                                 env=environment, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
@@ -163,7 +163,7 @@ async def test_redis_killed_mid_run_degrades_to_the_embedded_store(standins, red
 
 BUDGET_SCRIPT = """
 import asyncio, json, sys
-from plugin.search import Searcher
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 async def main():
     async with Searcher(Settings()) as searcher:
@@ -227,7 +227,7 @@ async def test_an_unwritable_store_degrades_to_memory(standins, tmp_path):
 
 
 async def test_the_service_answers_and_its_metrics_count(standins):
-    from plugin.service import build_app
+    from plugin.surfaces.service import build_app
 
     good = await standins(page(bing_page(ROWS)))
     broken = await standins(page("down", status=500))
@@ -273,7 +273,7 @@ async def test_serve_command_answers_health_and_search(standins, tmp_path):
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENDPOINTS": json.dumps({"bing": engine.url}),
            "METASEARCH_ENGINES": '["bing"]'}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.cli", "serve", "--port", str(port),
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", str(port),
                                                 cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL,
                                                 stderr=asyncio.subprocess.PIPE)
     try:
@@ -317,7 +317,7 @@ async def test_default_budgets_spare_real_engines_not_stand_ins(standins):
 OPEN_SCRIPT = """
 import asyncio, sys
 from plugin.settings import Settings
-from plugin.state import open_state
+from plugin.infra.state import open_state
 async def main():
     state = open_state(Settings(state_dir=sys.argv[1]))
     print(type(state).__name__, state.warnings)
@@ -341,7 +341,7 @@ def test_opening_retries_when_sqlite_refuses_at_once(tmp_path, monkeypatch):
     WAL; the store retries instead of falling back to in-memory state."""
     import sqlite3
 
-    import plugin.state as state_module
+    import plugin.infra.state as state_module
 
     real_connect = sqlite3.connect
     refusals = {"left": 2}

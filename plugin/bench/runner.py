@@ -20,13 +20,13 @@ from pydantic import SecretStr
 
 from engines import ENGINES
 from engines.base import Row
-from plugin import baselines
-from plugin.corpus import JudgedQuery
-from plugin.evaluation import METRICS, average, paired_bootstrap, score
-from plugin.replay import Cassette, Recordings, RecordingTransport, ReplayTransport, cassette_name
-from plugin.search import EngineRun, Searcher, SearchPlan
+from plugin.bench import baselines
+from plugin.bench.corpus import JudgedQuery
+from plugin.bench.evaluation import METRICS, average, paired_bootstrap, score
+from plugin.bench.replay import Cassette, Recordings, RecordingTransport, ReplayTransport, cassette_name
+from plugin.pipeline.searcher import EngineRun, Searcher, SearchPlan
 from plugin.settings import KEY_FIELDS, Settings
-from plugin.state import MemoryState
+from plugin.infra.state import MemoryState
 
 USABLE = ("ok", "empty", "irrelevant")
 

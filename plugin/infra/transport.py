@@ -15,8 +15,8 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from engines.base import Headers, Request, Response
-from plugin.charset import decode_body
-from plugin.logs import get_logger
+from plugin.infra.charset import decode_body
+from plugin.infra.logs import get_logger
 from plugin.settings import Settings
 
 log = get_logger("metasearch.transport")

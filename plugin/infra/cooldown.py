@@ -3,7 +3,7 @@
 The window depends on the failure (timeouts and errors short, rate limits
 longer, CAPTCHAs longest), grows with each consecutive failure, honours
 Retry-After, and a success resets it. State lives behind `CooldownStore`, implemented
-by the stores in `plugin.state` (in-process, embedded SQLite, Redis).
+by the stores in `plugin.infra.state` (in-process, embedded SQLite, Redis).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Cooldowns:
 
     def __init__(self, settings: Settings, store: CooldownStore, clock=time.time):
         self.settings = settings
-        self.store = store  # plugin.state: memory, the embedded SQLite store, or Redis
+        self.store = store  # plugin.infra.state: memory, the embedded SQLite store, or Redis
         self.clock = clock
 
     def base_window(self, status: str) -> float:

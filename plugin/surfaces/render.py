@@ -6,7 +6,7 @@ import shutil
 import textwrap
 
 from plugin.models import SearchResponse
-from plugin.sanitize import clean_text
+from plugin.pipeline.sanitize import clean_text
 
 
 def render_table(response: SearchResponse, verbose: bool = False) -> str:

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from plugin.cooldown import CooldownEntry
-from plugin.logs import get_logger
+from plugin.infra.cooldown import CooldownEntry
+from plugin.infra.logs import get_logger
 from plugin.settings import Settings
 
 log = get_logger("metasearch.state")

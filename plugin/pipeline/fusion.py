@@ -22,7 +22,7 @@ from datetime import date, datetime
 from typing import Sequence
 
 from engines.base import Row
-from plugin.canonical import canonical_url, host_of, identity, registrable_domain
+from plugin.pipeline.canonical import canonical_url, host_of, identity, registrable_domain
 from plugin.settings import Settings
 
 

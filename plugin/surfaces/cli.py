@@ -13,7 +13,6 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-VERSION = "0.1.0"
 EXIT_BAD_INPUT = 2
 
 
@@ -33,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | None = None) -> int:
     if code == "internal_error":  # an unexpected message might quote anything, keys included
-        from plugin.logs import RedactSecrets
+        from plugin.infra.logs import RedactSecrets
 
         for secret in RedactSecrets().values():
             message = message.replace(secret, "[redacted]")
@@ -54,7 +53,7 @@ def _parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
             raise UsageError("invalid_parameter", f"--endpoint takes NAME=http(s)://host:port, got {value!r}")
         endpoints[name.strip()] = url.strip()
     if endpoints:
-        from plugin.query import check_engines
+        from plugin.pipeline.query import check_engines
 
         check_engines(list(endpoints))  # an endpoint for an engine that does not exist: unknown_engine
     return endpoints
@@ -111,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.version:
+            from plugin.version import VERSION
+
             print(f"metasearch {VERSION}")
             return 0
         if args.command is None:
@@ -175,7 +176,7 @@ def _configure_logging(verbose: bool) -> None:
     level = getattr(logging, level_name, logging.WARNING)
     if verbose and level > logging.INFO:
         level = logging.INFO
-    from plugin.logs import configure
+    from plugin.infra.logs import configure
 
     configure(level)
 
@@ -190,15 +191,15 @@ def _cmd_search(args: argparse.Namespace) -> int:
     settings = load_settings(args, timeout_ms=timeout_ms)
     if endpoints:
         settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
-    from plugin.search import Searcher
+    from plugin.pipeline.searcher import Searcher
 
     transport = None
     state = None
     now = None
     if args.replay:
         # Answer from recordings: no network, the recording's own moment, placeholder keys.
-        from plugin.bench import replay_settings
-        from plugin.replay import Recordings, ReplayTransport
+        from plugin.bench.runner import replay_settings
+        from plugin.bench.replay import Recordings, ReplayTransport
 
         if not os.path.isdir(args.replay):
             raise UsageError("invalid_parameter", f"--replay directory {args.replay!r} does not exist")
@@ -206,7 +207,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         settings = replay_settings(settings, recordings.engines())
         transport = ReplayTransport(settings, recordings)
         now = recordings.recorded_at(query)
-        from plugin.state import MemoryState
+        from plugin.infra.state import MemoryState
 
         state = MemoryState()  # a replay neither reads nor writes the real cooldowns and cache
 
@@ -223,7 +224,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         print(response.model_dump_json(indent=2))
     else:
-        from plugin.render import render_table
+        from plugin.surfaces.render import render_table
 
         print(render_table(response, verbose=args.verbose))
     return 0
@@ -232,7 +233,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 def _cmd_engines(args: argparse.Namespace) -> int:
     import asyncio
 
-    from plugin.catalog import engine_catalog, render_catalog
+    from plugin.surfaces.catalog import engine_catalog, render_catalog
 
     settings = load_settings(args)
     rows = asyncio.run(engine_catalog(settings))
@@ -244,28 +245,28 @@ def _cmd_engines(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from plugin.schemas import tool_schema
+    from plugin.surfaces.schemas import tool_schema
 
     print(json.dumps(tool_schema(args.format), indent=2, ensure_ascii=False))
     return 0
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
-    from plugin.catalog import masked_settings
+    from plugin.surfaces.catalog import masked_settings
 
     print(json.dumps(masked_settings(load_settings(args)), indent=2, ensure_ascii=False, default=str))
     return 0
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from plugin.mcp_server import serve
+    from plugin.surfaces.mcp_server import serve
 
     serve(load_settings(args), http=args.http, host=args.host, port=args.port)
     return 0
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from plugin.service import serve
+    from plugin.surfaces.service import serve
 
     serve(load_settings(args), host=args.host, port=args.port)
     return 0

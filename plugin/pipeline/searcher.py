@@ -22,18 +22,18 @@ from typing import Sequence
 from engines import ENGINES
 from engines.base import Engine, Parsed, Row, SearchOptions
 from engines.script import has_cjk
-from plugin.canonical import canonical_url, host_of
-from plugin.cooldown import Cooldowns
-from plugin.fusion import EngineList, diversify, fuse
+from plugin.pipeline.canonical import canonical_url, host_of
+from plugin.infra.cooldown import Cooldowns
+from plugin.pipeline.fusion import EngineList, diversify, fuse
 from plugin.models import FAILURE_STATUSES, EngineReport, ResultRow, SearchResponse
-from plugin.operators import Operators, is_timely, parse_operators
-from plugin.query import SearchRequest, check_request
-from plugin.relevance import Gate, build_gate, cjk_length, core_words
-from plugin.sanitize import clean_snippet, clean_title
-from plugin.logs import get_logger, register_secrets
+from plugin.pipeline.operators import Operators, is_timely, parse_operators
+from plugin.pipeline.query import SearchRequest, check_request
+from plugin.pipeline.relevance import Gate, build_gate, cjk_length, core_words
+from plugin.pipeline.sanitize import clean_snippet, clean_title
+from plugin.infra.logs import get_logger, register_secrets
 from plugin.settings import Settings
-from plugin.state import State, open_state
-from plugin.transport import Transport, TransportError, redact
+from plugin.infra.state import State, open_state
+from plugin.infra.transport import Transport, TransportError, redact
 
 log = get_logger("metasearch.search")
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Mapping, Sequence
 
 from engines.base import Row
-from plugin.canonical import canonical_url, identity
+from plugin.pipeline.canonical import canonical_url, identity
 
 EngineRows = Mapping[str, Sequence[Row]]  # engine name -> its rows, in its order
 

@@ -22,9 +22,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from engines import ENGINES
 from engines.base import Headers, Request, Response
-from plugin.charset import decode_body
+from plugin.infra.charset import decode_body
 from plugin.settings import Settings
-from plugin.transport import Transport, TransportError
+from plugin.infra.transport import Transport, TransportError
 
 # Parameters that carry the query text, across engines.
 _QUERY_KEYS = ("q", "p", "wd", "query", "srsearch", "word")

@@ -7,14 +7,14 @@ from typing import Any
 
 from engines import ENGINES
 from engines.base import SearchOptions
-from plugin.cooldown import Cooldowns
+from plugin.infra.cooldown import Cooldowns
 from plugin.settings import Settings
 
 
 async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None) -> list[dict[str, Any]]:
     """Every engine with its facts, whether it is enabled, and its cooldown in the shared state store."""
     if cooldowns is None:
-        from plugin.state import open_state
+        from plugin.infra.state import open_state
 
         state = open_state(settings)
         try:

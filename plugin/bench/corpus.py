@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engines import ENGINES
 from engines.base import SearchOptions
-from plugin.replay import Cassette, Exchange, full_url, request_body
+from plugin.bench.replay import Cassette, Exchange, full_url, request_body
 
 _CONTENT_TYPES = {".json": "application/json", ".html": "text/html"}
 

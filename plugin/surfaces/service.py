@@ -10,11 +10,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from plugin.errors import SearchError
-from plugin.metrics import Metrics
-from plugin.search import Searcher
+from plugin.infra.metrics import Metrics
+from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
+from plugin.version import VERSION
 
-VERSION = "0.1.0"
 SEARCHER = web.AppKey("searcher", Searcher)
 METRICS = web.AppKey("metrics", Metrics)
 
@@ -64,7 +64,7 @@ def build_app(settings: Settings, searcher: Searcher | None = None) -> web.Appli
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080) -> None:
     import logging
 
-    from plugin.logs import configure
+    from plugin.infra.logs import configure
 
     configure(getattr(logging, settings.log.upper(), logging.WARNING))
     web.run_app(build_app(settings), host=host, port=port, print=None)
