@@ -19,6 +19,14 @@ Which containers are rows:
   news carousels...) are not.
 The parser also reads Baidu's news vertical (`tn=news`): its items are
 `result-op` cards of template `news-normal`, one article each.
+
+2026 markup: organic results are `div.result.c-container[tpl=www_index]` with
+the target in `mu`, the date in a `prefix-time_*` span before the
+`summary-text_*` abstract. Cards around them (the AI answer `new_baikan_index`,
+the right rail's `right_citation_aggregated`, `recommend_list` "大家还在搜",
+the 百度百科 card `sg_kg_entity_san`) are not rows. The 百度百科 card's tags do
+not balance, so every later result ends up nested inside it: a container with
+its own `tpl` is therefore a result wherever it sits.
 """
 
 from __future__ import annotations
@@ -55,6 +63,8 @@ _CARD_TPL_EXCLUDED = (
     "img", "image", "video", "music", "dict", "fanyi", "recommend", "realtime",
     "rel-", "related", "app/rs", "weather", "calendar", "calculator", "map", "exactqa",
     "right_", "toplist", "kg_entity", "sp_purc", "ecom", "tuiguang",
+    # 2026: the AI answer (new_baikan_index) and the right rail's cited sources (right_citation_aggregated).
+    "baikan", "citation",
 )
 # Card templates that are a single page even though their tpl says "news".
 _CARD_TPL_KEPT = ("news-normal",)
@@ -80,6 +90,7 @@ _SNIPPET_SELECTORS = (
 )
 _DATE_SELECTORS = (
     "[class*='newTimeFactor']",
+    "[class*='prefix-time']",  # 2026: <span class="... prefix-time_650Xx">2025年3月27日</span>
     "[aria-label^='发布于']",
     ".c-abstract span.c-color-gray2",
     "[class*='content-right'] span.c-color-gray2",
@@ -100,14 +111,39 @@ def time_filter(time_range: str, now: datetime | None) -> str:
     return f"stf={end - _SPAN[time_range]},{end}|stftype=1"
 
 
+def _is_container(node) -> bool:
+    return "c-container" in attr(node, "class").split()
+
+
+def _is_result(node) -> bool:
+    """A container Baidu rendered as a result of its own: it carries its template name (`tpl`)."""
+    return _is_container(node) and "tpl" in node.attributes
+
+
 def _nested(node) -> bool:
-    """True for a c-container inside another one (Tieba cards nest one)."""
+    """True for a c-container that is part of another one (Tieba cards nest an untemplated one).
+
+    A container with its own `tpl` is a result even inside another: in 2026 markup the 百度百科
+    card's unbalanced tags make the browser (and our parser) nest every organic result after it.
+    """
     parent = node.parent
     while parent is not None:
-        if "c-container" in attr(parent, "class").split():
-            return True
+        if _is_container(parent):
+            return not _is_result(node)
         parent = parent.parent
     return False
+
+
+def _own_first(block, *selectors: str):
+    """Like `first`, skipping matches inside another result nested in `block` (see `_nested`)."""
+    for selector in selectors:
+        for node in block.css(selector):
+            parent = node.parent
+            while parent is not None and parent != block and not _is_result(parent):
+                parent = parent.parent
+            if parent == block:  # selectolax makes a new wrapper per access: compare, not `is`
+                return node
+    return None
 
 
 def _is_ad(block) -> bool:
@@ -173,9 +209,9 @@ def _without_prefix(text: str, prefix: str) -> str:
 
 
 def _snippet_and_date(block, title: str, options: SearchOptions):
-    node = first(block, *_SNIPPET_SELECTORS)
+    node = _own_first(block, *_SNIPPET_SELECTORS)
     snippet = text_of(node)
-    stamp_node = first(block, *_DATE_SELECTORS)
+    stamp_node = _own_first(block, *_DATE_SELECTORS)
     stamp = text_of(stamp_node)
     when = parse_date(stamp, options.now) if stamp else None
     if when is not None:
@@ -229,7 +265,7 @@ class Baidu(Engine):
         for block in tree.css(".c-container"):
             if _nested(block) or _is_ad(block):
                 continue
-            link = first(block, "h3 a")
+            link = _own_first(block, "h3 a")
             if link is None:
                 continue
             title = text_of(link)

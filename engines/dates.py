@@ -109,7 +109,9 @@ def parse_date(text: str, now: datetime | None = None) -> date | None:
 
 
 # Engines print a date before the snippet text, separated by a dot or dash.
-_LEADING = re.compile(r"^\s*(.{4,40}?)\s*(?:·|—|–|-|\.\.\.|…|:|：)\s")
+# The stamp is short ("September 30, 2025", "3 days ago", "2024 年 11 月 25 日"): a longer opening
+# is a sentence that happens to contain a date ("MCP 起源于 2024 年 11 月 25 日 Anthropic 发布的文章：").
+_LEADING = re.compile(r"^\s*(.{4,24}?)\s*(?:·|—|–|-|\.\.\.|…|:|：)\s")
 
 
 def leading_date(snippet: str, now: datetime | None = None) -> date | None:

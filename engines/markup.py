@@ -42,7 +42,8 @@ def attr(node: LexborNode | None, name: str) -> str:
 def ancestor(node: LexborNode, tag: str, stop: LexborNode | None = None) -> LexborNode | None:
     """The nearest enclosing element named `tag`, not looking past `stop` or the body."""
     parent = node.parent
-    while parent is not None and parent is not stop and parent.tag not in ("body", "html"):
+    # selectolax hands out a new wrapper per access, so nodes compare with ==, never `is`.
+    while parent is not None and (stop is None or parent != stop) and parent.tag not in ("body", "html"):
         if parent.tag == tag:
             return parent
         parent = parent.parent

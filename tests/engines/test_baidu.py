@@ -23,7 +23,14 @@ NOW_EPOCH = 1795953600  # FIXED_NOW (2026-11-29 12:00, naive = UTC) in Unix seco
 # each). Not rows: the Baidu Translate widget (dict3), the music card, the image
 # and video verticals and "其他人还在搜" (related searches).
 # The two news-vertical pages (tn=news) list 10 news-normal items each.
+# freesearchmcp__model-context-protocol.html (2026 markup) shows 17 organic results (ids 4-20,
+# tpl=www_index) and four cards that are not rows: the AI answer (new_baikan_index), the right rail's
+# cited sources (right_citation_aggregated), 大家还在搜 (recommend_list) and the 百度百科 card
+# (sg_kg_entity_san), whose unbalanced markup makes the parser nest all 17 results inside it.
 EXPECTED = {
+    "freesearchmcp__model-context-protocol.html": (
+        "ok", 17, "MCP协议详解:一文读懂跨时代的模型上下文协议-腾讯云开发者社区...",
+        "https://cloud.tencent.com/developer/article/2508227"),
     "bisohns__hello.html": (
         "ok", 6, "hello(词语释义) - 百度百科", "https://baike.baidu.com/item/hello/38467"),
     "govch__baidu-news__chengdu.html": (
@@ -164,7 +171,71 @@ def test_news_vertical_rows(options):
     assert rows[9].url == "https://fo.ifeng.com/c/8oq4M6IdLOl"
 
 
+MCP_PAGE = "freesearchmcp__model-context-protocol.html"
+
+
+def test_2026_rows_carry_the_real_target_urls(options):
+    """Every organic row has the target Baidu states in `mu`, not its /link?url= redirect, in page order."""
+    rows = _corpus(MCP_PAGE, options).rows
+    assert [row.url for row in rows] == [
+        "https://cloud.tencent.com/developer/article/2508227", "https://mcpcn.com/",
+        "https://baijiahao.baidu.com/s?id=1862678078838724951&wfr=spider&for=pc",
+        "https://jingzh.blog.csdn.net/article/details/147060557",
+        "https://nic.zjtu.edu.cn/content/mxzs/202506/2395.html",
+        "https://mp.weixin.qq.com/s?__biz=MzU1NjEwMTY0Mw==&mid=2247605345&idx=1&sn=4ec5070357f2e6acac8acad3f077fde7"
+        "&chksm=fad3c57d81914971b88c3d9a5a6f104ab99108eb4d58034a1e683ad8140e5ebb793832c21f3f&scene=27",
+        "https://developer.baidu.com/article/detail.html?id=5666646",
+        "https://openeuler.csdn.net/6a270582662f9a54cb7b69ac.html",
+        "https://blog.csdn.net/qq_41879538/article/details/155110863", "https://mcp.wiki/",
+        "https://cloud.tencent.com/developer/article/2516186", "https://zhuanlan.zhihu.com/p/1894470159802032741",
+        "https://preparedata.blog.csdn.net/article/details/152255474", "https://model-context-protocol.mintlify.app/",
+        "https://blog.csdn.net/zp357252539/article/details/147185382",
+        "https://baijiahao.baidu.com/s?id=1831523485306818855&wfr=spider&for=pc",
+        "https://zhuanlan.zhihu.com/p/31863196823",
+    ]
+    assert not any("baidu.com/link" in row.url for row in rows)
+
+
+def test_2026_cards_are_not_rows(options):
+    rows = _corpus(MCP_PAGE, options).rows
+    texts = " ".join(f"{row.title} {row.snippet}" for row in rows)
+    # The 百度百科 card's title, the AI answer's opening, the citation rail's heading, 大家还在搜.
+    for card_text in ("百度百科", "模型上下文协议(Anthropic推", "用于实现大语言模型与外部数据源和工具的标准化集成",
+                      "权威来源", "大家还在搜", "大模型maas平台"):
+        assert card_text not in texts
+    assert not any("baike.baidu.com" in row.url or "recommend_list" in row.url for row in rows)
+
+
+def test_2026_dates_and_snippets(options):
+    rows = _corpus(MCP_PAGE, options).rows
+    # <span class="... prefix-time_650Xx">2025年3月27日</span> before the summary text, which keeps no date.
+    assert rows[0].date == date(2025, 3, 27)
+    assert rows[0].snippet.startswith("MCP(Model Context Protocol,模型上下文协议)是由 Anthropic 推出的开源协议")
+    assert rows[1].date is None  # mcpcn.com shows no date
+    assert rows[2].date == date(2026, 4, 18)
+    assert sum(row.date is not None for row in rows) == 16
+
+
 # --- hand-written pages ------------------------------------------------------
+
+def test_result_nested_in_a_card_is_its_own_row_and_keeps_its_text(options):
+    """A templated result swallowed by a card's unbalanced markup is a row, and the card does not
+    borrow its snippet or date; an untemplated container inside a card stays part of the card."""
+    page = ('<html><body><div id="content_left">'
+            '<div class="result-op c-container" id="1" tpl="bk_polysemy" mu="https://baike.baidu.com/item/x">'
+            '<h3><a href="http://www.baidu.com/link?url=CARD">x - 百度百科</a></h3><div>'
+            '<div class="result c-container" tpl="www_index" id="2" mu="https://example.org/a">'
+            '<h3><a href="http://www.baidu.com/link?url=A">Organic A</a></h3>'
+            '<span class="prefix-time_1">2025年3月27日</span><span class="summary-text_1">Text of A</span></div>'
+            '<div class="result c-container" id="3"><h3><a href="http://www.baidu.com/link?url=B">Part of card</a>'
+            '</h3></div>'
+            '</div></body></html>')
+    rows = _parse(page, options).rows
+    assert [(r.title, r.url, r.snippet, r.date) for r in rows] == [
+        ("x - 百度百科", "https://baike.baidu.com/item/x", "", None),
+        ("Organic A", "https://example.org/a", "Text of A", date(2025, 3, 27)),
+    ]
+
 
 def _organic(n: int, href: str, title: str, abstract: str, mu: str = "", extra: str = "") -> str:
     mu_attr = f' mu="{mu}"' if mu else ""

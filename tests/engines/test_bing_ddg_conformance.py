@@ -44,6 +44,9 @@ EXPECTED = {
     ("bing-cn", "easybooknote__shoushu-zhibojian-biquge-mulu.html"): (
         "ok", 10, "《永劫无间》官网 | S19穿云赛季上线", "https://www.yjwujian.cn/"),
     ("bing-cn", "msv__site-imslp-org-mozart__CAPTCHA.html"): ("blocked", 0, None, None),
+    # 10 b_algo, then a "Some results are removed in response to a notice of local law requirement" notice.
+    ("bing-cn", "freesearchmcp__model-context-protocol.html"): (
+        "ok", 10, "MCP (Model Context Protocol)，一篇就够了。 - 知乎", "https://zhuanlan.zhihu.com/p/29001189476"),
 }
 
 CASES = [(engine, name) for engine in ("duckduckgo-html", "bing", "bing-cn") for name in corpus_files(engine)]
@@ -77,6 +80,15 @@ def test_bing_dates_are_read_from_the_snippet():
     parsed = ENGINES["bing-cn"].parse(response_from_bytes(body), "", SearchOptions(now=FIXED_NOW))
     assert str(parsed.rows[0].date) == "2026-11-26"  # "3 days ago ·" relative to the fixed now
     assert str(parsed.rows[1].date) == "2025-08-04"  # "Aug 4, 2025 ·"
+
+
+def test_bing_date_is_the_stamp_not_a_date_inside_the_first_sentence():
+    body = corpus_path("bing-cn", "freesearchmcp__model-context-protocol.html").read_bytes()
+    rows = ENGINES["bing-cn"].parse(response_from_bytes(body), "", SearchOptions(now=FIXED_NOW)).rows
+    # "MCP 起源于 2024 年 11 月 25 日 Anthropic 发布的文章： ..." shows no date stamp.
+    assert rows[0].date is None
+    assert str(rows[1].date) == "2026-07-28"  # "Jul 28, 2026 · MCP (Model Context Protocol) is ..."
+    assert str(rows[6].date) == "2026-11-23"  # "6 days ago ·"
 
 
 def test_ddg_dates_come_from_the_extras_span():
