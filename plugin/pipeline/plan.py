@@ -1,0 +1,56 @@
+"""Planning one search: the checked request, its operators, the relevance gate and what each engine is asked.
+
+A plan is pure data, made once per search before any engine runs, so every engine of the search sees
+the same query text, filters and reference time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from engines.base import Engine, SearchOptions
+from engines.script import has_cjk
+from plugin.pipeline.operators import Operators, parse_operators
+from plugin.pipeline.query import SearchRequest, check_request
+from plugin.pipeline.relevance import Gate, build_gate, cjk_length, core_words
+from plugin.settings import Settings
+
+
+@dataclass
+class SearchPlan:
+    request: SearchRequest
+    operators: Operators
+    gate: Gate
+    lead_region: str  # the region whose engines lead each interleaving round: cjk or global
+    now: datetime
+    core_query: str | None  # the core-word variant for a long CJK query, when it differs
+
+
+def make_plan(settings: Settings, query: object, *, now: datetime | None = None, **options: object) -> SearchPlan:
+    """Check the caller's arguments (raising `SearchError` with a code) and plan the search."""
+    request = check_request(query, default_limit=settings.limit, **options)
+    now = now or datetime.now()
+    operators = parse_operators(request.query, site=request.site, time_range=request.time_range, now=now)
+    text = operators.text
+    core = None
+    if settings.core_word_retry and cjk_length(text) >= settings.core_word_min_chars:
+        candidate = core_words(text)
+        if candidate and candidate != text:
+            core = candidate
+    return SearchPlan(request=request, operators=operators, gate=build_gate(text, settings.gate_min_units),
+                      lead_region="cjk" if has_cjk(text) else "global", now=now, core_query=core)
+
+
+def engine_options(settings: Settings, engine: Engine, plan: SearchPlan) -> SearchOptions:
+    """What this engine is asked for this search (keys and instance URLs included; never logged)."""
+    return SearchOptions(
+        region=plan.request.region or settings.region,
+        time_range=plan.operators.time_range,  # type: ignore[arg-type]
+        safesearch=(plan.request.safesearch or settings.safesearch),  # type: ignore[arg-type]
+        site=plan.operators.site,
+        count=max(10, plan.request.limit),
+        api_key=settings.api_key(engine.name),
+        base_url=settings.instance_url(engine.name),
+        now=plan.now,
+    )

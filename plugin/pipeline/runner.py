@@ -1,0 +1,122 @@
+"""Running one engine for one search: may it run, one exchange (with the engine's follow-ups), the
+verdict on its page, and what the outcome does to its cooldown.
+
+Policy lives here, I/O in the transport, parsing in the engine module:
+disabled? ─ cooling down? ─ budget? ─ build ─ transport ─ parse ─ (follow-ups) ─ judge
+─ (long CJK query, nothing kept: one core-word retry) ─ cooldown on failure, cleared on success.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from engines.base import Engine, Parsed, Row, SearchOptions
+from plugin.infra.cooldown import Cooldowns
+from plugin.infra.logs import get_logger
+from plugin.infra.state import State
+from plugin.infra.transport import Transport, TransportError, redact
+from plugin.models import FAILURE_STATUSES, EngineReport
+from plugin.pipeline.filters import judge
+from plugin.pipeline.plan import SearchPlan, engine_options
+from plugin.settings import Settings
+
+log = get_logger("metasearch.runner")
+
+# Requests an engine may chain after its first (Startpage: home page for a token, then the search).
+MAX_FOLLOW_UPS = 2
+
+
+@dataclass
+class EngineRun:
+    """What one engine did in one search."""
+
+    engine: Engine
+    tier: str
+    status: str
+    rows: int = 0
+    kept: list[Row] = field(default_factory=list)
+    all_rows: list[Row] = field(default_factory=list)  # everything parsed, before filters and gate
+    detail: str = ""
+    latency_ms: int | None = None
+    retry_after: float | None = None
+
+    def report(self) -> EngineReport:
+        return EngineReport(name=self.engine.name, tier=self.tier, status=self.status,  # type: ignore[arg-type]
+                            latency_ms=self.latency_ms, rows=self.rows, kept=len(self.kept), detail=self.detail)
+
+
+class EngineRunner:
+    """Runs engines for searches; shares the transport, the state store and the cooldown policy."""
+
+    def __init__(self, settings: Settings, transport: Transport, state: State, cooldowns: Cooldowns,
+                 secrets: list[str]):
+        self.settings = settings
+        self.transport = transport
+        self.state = state
+        self.cooldowns = cooldowns
+        self.secrets = secrets
+
+    async def exchange(self, engine: Engine, query: str, options: SearchOptions, deadline: float) -> Parsed:
+        request = engine.build(query, options)
+        parsed = engine.parse(await self.transport.fetch(request, engine.name, deadline), query, options)
+        steps = 0
+        while parsed.follow_up is not None and steps < MAX_FOLLOW_UPS:
+            steps += 1
+            response = await self.transport.fetch(parsed.follow_up, engine.name, deadline)
+            parsed = engine.parse(response, query, options)
+        return parsed
+
+    def verdict(self, engine: Engine, tier: str, parsed: Parsed, plan: SearchPlan) -> EngineRun:
+        status, kept, detail = judge(engine, parsed, plan)
+        return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, all_rows=list(parsed.rows),
+                         detail=detail, retry_after=parsed.retry_after)
+
+    async def run(self, engine: Engine, tier: str, plan: SearchPlan) -> EngineRun:
+        options = engine_options(self.settings, engine, plan)
+        reason = engine.disabled_reason(options)
+        if reason:
+            return EngineRun(engine, tier, "disabled", detail=reason)
+        upstream = self.settings.upstream(engine.name)
+        entry = await self.cooldowns.active(upstream)
+        if entry is not None:
+            left = max(0, entry.until - self.cooldowns.clock())
+            return EngineRun(engine, tier, "cooldown",
+                             detail=f"cooling down for {left:.0f}s more after {entry.status} (failure {entry.failures})")
+        # Budgets spare the engines' own servers; a mirror, proxy or stand-in behind an endpoint override
+        # has a budget only when one is set for it by its upstream key ("bing@http://host:port").
+        budget = self.settings.budget_per_minute.get(upstream)
+        if budget and not await self.state.spend(upstream, budget):
+            return EngineRun(engine, tier, "skipped",
+                             detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + self.settings.timeout_ms / 1000
+        run = EngineRun(engine, tier, "error")
+        try:
+            async with asyncio.timeout_at(deadline):
+                parsed = await self.exchange(engine, plan.operators.text, options, deadline)
+                run = self.verdict(engine, tier, parsed, plan)
+                if plan.core_query and not run.kept and parsed.status in ("ok", "empty"):
+                    retried = self.verdict(engine, tier,
+                                           await self.exchange(engine, plan.core_query, options, deadline), plan)
+                    retried.detail = f"retried with core words {plan.core_query!r}" + (
+                        f"; {retried.detail}" if retried.detail else "")
+                    run = retried
+        except TransportError as exc:
+            run = EngineRun(engine, tier, exc.kind, detail=exc.detail)
+        except (asyncio.TimeoutError, TimeoutError):
+            run = EngineRun(engine, tier, "timeout", detail=f"no complete answer within {self.settings.timeout_ms} ms")
+        except Exception as exc:  # a bug of ours must not fail the search
+            log.exception("engine %s failed", engine.name)
+            run = EngineRun(engine, tier, "error", detail=f"internal error: {type(exc).__name__}: {exc}")
+        run.latency_ms = int((loop.time() - started) * 1000)
+        # Redact before cutting, so a key split by the cut cannot leak half of itself.
+        run.detail = redact(run.detail, self.secrets)[:300]
+        if run.status in FAILURE_STATUSES:
+            entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail)
+            run.detail = (run.detail + "; " if run.detail else "") + \
+                f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
+        else:
+            await self.cooldowns.success(upstream)
+        return run
