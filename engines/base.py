@@ -62,6 +62,12 @@ class SearchOptions:
     time_range: TimeRange | None = None
     safesearch: SafeSearch = "moderate"
     site: str | None = None
+    # Domains the rows must come from / must not come from (each also matches its subdomains);
+    # the plugin filters every engine's rows, engines that can pass them on natively do so.
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    category: Literal["web", "news"] = "web"
+    page: int = 1  # 1-based result page
     count: int = 10  # how many rows to ask for, where the engine takes a count
     # Filled in by the plugin for keyed / self-hosted engines; never logged.
     api_key: str | None = None
@@ -117,6 +123,7 @@ class Row:
     snippet: str
     position: int  # 1-based, in the engine's own order
     date: date | None = None
+    source: str | None = None  # the publisher of a news row ("Reuters", "新华网")
 
 
 @dataclass(frozen=True)
