@@ -3,38 +3,31 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Iterable
 
 from engines import ENGINES
 from engines.base import SAFESEARCH_LEVELS, TIME_RANGES
 from plugin.errors import INVALID_PARAMETER, QUERY_REQUIRED, QUERY_TOO_LONG, UNKNOWN_ENGINE, SearchError
+from plugin.pipeline.sanitize import QUERY_TEXT, normalise
 
 MAX_QUERY_CHARS = 500
 MIN_LIMIT, MAX_LIMIT = 1, 20
-_SPACE = re.compile(r"\s+")
 _REGION = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,4})?$")
 _SITE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}$")
 
 
-def clean_text(raw: object) -> str:
-    """Text with control characters and invalid surrogates removed, whitespace collapsed."""
+def clean_argument(raw: object) -> str:
+    """A caller's text argument on one line (see `sanitize.QUERY_TEXT`); "" for None, non-strings refused."""
     if raw is None:
         return ""
     if not isinstance(raw, str):
         raise SearchError(INVALID_PARAMETER, "query must be a string")
-    # Lone surrogates cannot be encoded and would break every consumer downstream.
-    text = raw.encode("utf-8", "replace").decode("utf-8")
-    text = "".join(
-        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in "\u200d" else ch
-        for ch in text
-    )
-    return _SPACE.sub(" ", text).strip()
+    return normalise(raw, QUERY_TEXT)
 
 
 def clean_query(raw: object) -> str:
-    query = clean_text(raw)
+    query = clean_argument(raw)
     if not query:
         raise SearchError(QUERY_REQUIRED, "query is required (it was empty or blank)")
     if len(query) > MAX_QUERY_CHARS:
@@ -74,7 +67,7 @@ def check_engines(raw: str | Iterable[str] | None) -> list[str] | None:
             names = [str(part).strip() for part in raw]
         except TypeError:
             raise SearchError(INVALID_PARAMETER, "engines must be a list of names", parameter="engines") from None
-    names = [clean_text(name).lower() for name in names if name and name.strip()]
+    names = [clean_argument(name).lower() for name in names if name and name.strip()]
     if not names:
         return None
     unknown = [name for name in names if name not in ENGINES]
@@ -91,7 +84,7 @@ def check_engines(raw: str | Iterable[str] | None) -> list[str] | None:
 def check_choice(name: str, raw: object, choices: tuple[str, ...]) -> str | None:
     if raw is None or raw == "":
         return None
-    value = clean_text(raw).lower() if isinstance(raw, str) else raw
+    value = clean_argument(raw).lower() if isinstance(raw, str) else raw
     if value not in choices:
         raise SearchError(
             INVALID_PARAMETER, f"{name} must be one of {', '.join(choices)}, got {str(raw)[:40]!r}", parameter=name
@@ -102,7 +95,7 @@ def check_choice(name: str, raw: object, choices: tuple[str, ...]) -> str | None
 def check_region(raw: object) -> str | None:
     if raw is None or raw == "":
         return None
-    value = clean_text(raw) if isinstance(raw, str) else ""
+    value = clean_argument(raw) if isinstance(raw, str) else ""
     if not _REGION.match(value):
         raise SearchError(INVALID_PARAMETER, f"region must look like en-US or zh-CN, got {str(raw)[:40]!r}",
                           parameter="region")
@@ -112,7 +105,7 @@ def check_region(raw: object) -> str | None:
 def check_site(raw: object) -> str | None:
     if raw is None or raw == "":
         return None
-    value = clean_text(raw).lower() if isinstance(raw, str) else ""
+    value = clean_argument(raw).lower() if isinstance(raw, str) else ""
     value = re.sub(r"^https?://", "", value).strip("/")
     if not _SITE.match(value):
         raise SearchError(INVALID_PARAMETER, f"site must be a domain such as python.org, got {str(raw)[:60]!r}",
