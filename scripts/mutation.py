@@ -1,0 +1,115 @@
+"""Mutation testing over the core modules: how many small deliberate bugs the test suite catches.
+
+    python scripts/mutation.py                       # every module in [tool.mutmut] only_mutate
+    python scripts/mutation.py fusion cooldown       # modules whose dotted name contains these words
+    python scripts/mutation.py --survivors fusion    # ... and print each surviving mutant's diff
+    python scripts/mutation.py --report-only         # re-read the last run's results
+
+Runs mutmut (pip install mutmut; it copies the project into ./mutants and runs the tests covering each
+mutated function), then prints the score per module: killed / (mutants - known equivalents). Not part of
+CI: a full run takes tens of minutes on two cores. Known equivalent mutants (a change no test can observe)
+are listed with the reason in scripts/mutation_equivalents.json and excluded from the score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIVALENTS = ROOT / "scripts" / "mutation_equivalents.json"
+_RESULT = re.compile(r"^\s*(?P<name>[\w.ǁ]+__mutmut_\d+): (?P<status>.+?)\s*$")
+
+
+def configured_modules() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    return [path.removesuffix(".py").replace("/", ".") for path in config["only_mutate"]
+            if (ROOT / path).exists()]
+
+
+def module_of(mutant: str) -> str:
+    # plugin.pipeline.fusion.x_fuse__mutmut_3 / plugin.infra.state.xǁMemoryStateǁspend__mutmut_1
+    return mutant.split(".x_")[0].split(".xǁ")[0]
+
+
+def run_mutmut(modules: list[str], children: int) -> int:
+    env = dict(os.environ)
+    # Inside ./mutants the tests look for ../shared next to the copy; point them at the real corpus.
+    env.setdefault("METASEARCH_CORPUS", str(ROOT.parent / "shared" / "serp-corpus"))
+    log = ROOT / "mutants" / "mutation-run.log"
+    log.parent.mkdir(exist_ok=True)
+    patterns = [f"{module}.*" for module in modules]
+    with log.open("w") as out:
+        done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *patterns],
+                              cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode:
+        print(f"mutmut exited {done.returncode}; see {log}", file=sys.stderr)
+    return done.returncode
+
+
+def results() -> dict[str, str]:
+    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=ROOT,
+                         capture_output=True, text=True).stdout
+    return {m["name"]: m["status"] for m in map(_RESULT.match, out.splitlines()) if m}
+
+
+def report(found: dict[str, str], modules: list[str], survivors: bool) -> dict:
+    equivalents: dict[str, str] = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+    table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for name, status in found.items():
+        module = module_of(name)
+        if module not in modules:
+            continue
+        table[module]["equivalent" if name in equivalents and status != "killed" else status] += 1
+    rows = {}
+    for module in modules:
+        counts = table.get(module, {})
+        total = sum(counts.values())
+        scored = total - counts.get("equivalent", 0)
+        killed = counts.get("killed", 0)
+        rows[module] = {"mutants": total, "killed": killed, "score": round(killed / scored, 3) if scored else None,
+                        **{k: v for k, v in counts.items() if k != "killed"}}
+    width = max(map(len, modules), default=10)
+    print(f"{'module':<{width}}  mutants  killed  score  other")
+    for module, row in rows.items():
+        other = ", ".join(f"{k} {v}" for k, v in row.items() if k not in ("mutants", "killed", "score"))
+        score = "-" if row["score"] is None else f"{row['score']:.0%}"
+        print(f"{module:<{width}}  {row['mutants']:>7}  {row['killed']:>6}  {score:>5}  {other}")
+    if survivors:
+        for name, status in sorted(found.items()):
+            if module_of(name) in modules and status != "killed" and name not in equivalents:
+                print(f"\n### {name}: {status}")
+                print(subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=ROOT,
+                                     capture_output=True, text=True).stdout)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("words", nargs="*", help="only modules whose dotted name contains one of these")
+    parser.add_argument("--children", type=int, default=2, help="parallel mutant runs (default 2)")
+    parser.add_argument("--survivors", action="store_true", help="print the diff of every surviving mutant")
+    parser.add_argument("--report-only", action="store_true", help="do not run; report the last results")
+    parser.add_argument("--json", action="store_true", help="print the per-module table as JSON too")
+    args = parser.parse_args(argv)
+    modules = [m for m in configured_modules() if not args.words or any(w in m for w in args.words)]
+    if not modules:
+        print("no configured module matches; see [tool.mutmut] only_mutate in pyproject.toml", file=sys.stderr)
+        return 2
+    if not args.report_only:
+        run_mutmut(modules, args.children)
+    rows = report(results(), modules, args.survivors)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
