@@ -16,6 +16,7 @@ from pathlib import Path
 from engines import ENGINES
 from engines.base import SearchOptions
 from plugin.bench.replay import Cassette, Exchange, full_url, request_body
+from plugin.pipeline.operators import parse_operators
 
 _CONTENT_TYPES = {".json": "application/json", ".html": "text/html"}
 
@@ -60,12 +61,18 @@ def corpus_cassette(query: JudgedQuery, corpus_dir: str | Path) -> Cassette:
     root = Path(corpus_dir)
     now = query.captured or datetime.now()
     exchanges = []
+    # Domain operators leave the text and travel as options (`site:a OR site:b` -> allowed_domains):
+    # the request is keyed as the pipeline would make it.
+    operators = parse_operators(query.query, now=now)
+    text = operators.text if operators.allowed_domains or operators.blocked_domains else query.query
     for entry in query.files:
         path = root / entry["path"]
         engine_name = entry["path"].split("/", 1)[0]
         engine = ENGINES[engine_name]
-        options = SearchOptions(api_key="replay", base_url="https://searxng.invalid", now=now)
-        request = engine.build(query.query, options)
+        options = SearchOptions(api_key="replay", base_url="https://searxng.invalid", now=now,
+                                site=operators.site, allowed_domains=operators.allowed_domains,
+                                blocked_domains=operators.blocked_domains)
+        request = engine.build(text, options)
         content_type = _CONTENT_TYPES.get(path.suffix, "text/html")
         exchanges.append(Exchange(
             engine=engine_name, method=request.method, uri=full_url(request), body=request_body(request),

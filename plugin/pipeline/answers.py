@@ -22,5 +22,7 @@ def cache_key(settings: Settings, plan: SearchPlan, engine_names: Sequence[str])
         "limit": request.limit, "region": request.region or settings.region,
         "time": plan.operators.time_range, "site": plan.operators.site,
         "safe": request.safesearch or settings.safesearch,
+        "allowed": list(plan.operators.allowed_domains), "blocked": list(plan.operators.blocked_domains),
+        "category": request.category, "page": request.page,
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

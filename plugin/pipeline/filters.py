@@ -1,8 +1,8 @@
 """Judging one engine's parsed page: which rows survive, and the status the engine earns.
 
-Rows must have a usable URL, fall inside the recognised operators (site, time window) and pass the
-relevance gate. An engine whose rows all fall out is `empty` (filtered) or `irrelevant` (gated), with
-the reason in its detail.
+Rows must have a usable URL, fall inside the recognised operators (allowed and blocked domains, time
+window) and pass the relevance gate. An engine whose rows all fall out is `empty` (filtered) or
+`irrelevant` (gated), with the reason in its detail.
 """
 
 from __future__ import annotations
@@ -10,13 +10,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from engines.base import Engine, Parsed, Row
-from plugin.pipeline.canonical import canonical_url, host_of
+from plugin.pipeline.canonical import canonical_url
+from plugin.pipeline.domains import passes
 from plugin.pipeline.plan import SearchPlan
-
-
-def on_site(url: str, site: str) -> bool:
-    host = host_of(url)
-    return host == site or host.endswith("." + site)
 
 
 def survivors(engine: Engine, rows: Sequence[Row], plan: SearchPlan) -> tuple[list[Row], str, str]:
@@ -25,8 +21,9 @@ def survivors(engine: Engine, rows: Sequence[Row], plan: SearchPlan) -> tuple[li
     usable = [row for row in rows if canonical_url(row.url) is not None]
     ops = plan.operators
     filtered = usable
-    if ops.site:
-        filtered = [r for r in filtered if on_site(r.url, ops.site)]
+    if ops.allowed_domains or ops.blocked_domains:
+        # Hard filters on every engine, also those asked natively: not every engine honours them fully.
+        filtered = [r for r in filtered if passes(r.url, ops.allowed_domains, ops.blocked_domains)]
     start = ops.window_start(plan.now)
     if start is not None:
         undated_ok = engine.facts.applies_time(ops.time_range) or not ops.range_asked

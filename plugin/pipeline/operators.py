@@ -1,8 +1,10 @@
-"""Operators written into the query: `site:python.org`, `past week`, `最近一周`, `2025年以后`.
+"""Operators written into the query: `site:python.org`, `(site:a.com OR site:b.org)`, `-site:x.com`,
+`past week`, `最近一周`, `2025年以后`.
 
 They are recognised, removed from the text handed to engines (which would
 otherwise search for the words "past week"), passed natively to engines that
-support them, and applied as hard filters to the rows of engines that do not.
+support them, and applied as hard filters to every engine's rows. Domain operators become the same
+allow and block lists as the `allowed_domains` / `blocked_domains` parameters.
 """
 
 from __future__ import annotations
@@ -11,8 +13,21 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-_SITE = re.compile(r"(?<![\w-])site:([A-Za-z0-9.-]+\.[A-Za-z]{2,})(?=$|[\s)])", re.I)
-_NEGATED_OR_GROUPED = re.compile(r"-site:|\bOR\b")
+from plugin.pipeline.domains import ascii_domain, within
+
+# A domain operand runs to the next space, parenthesis or quote; ascii_domain decides whether it is one.
+_OPERAND = r"[^\s()\"']+"
+_OR = r"(?:OR|\|)"
+# `(site:a OR site:b)`, `(site:a)` or a bare `site:a OR site:b` chain.
+_SITE_GROUP = re.compile(
+    rf"(?<![\w-])\(\s*site:{_OPERAND}(?:\s+{_OR}\s+site:{_OPERAND})*\s*\)(?=$|[\s)])"
+    rf"|(?<![\w(-])site:{_OPERAND}(?:\s+{_OR}\s+site:{_OPERAND})+(?=$|[\s)])", re.I)
+_NEGATED_SITE = re.compile(rf"(?<![\w-])-site:({_OPERAND})(?=$|[\s)])", re.I)
+_SITE = re.compile(rf"(?<![\w(-])site:({_OPERAND})(?=$|[\s)])", re.I)
+_SITE_OPERAND = re.compile(rf"site:({_OPERAND})", re.I)
+# An OR right before or after a group makes it one branch of a wider OR: not a filter.
+_OR_BEFORE = re.compile(rf"(?:^|\s){_OR}\s*$")
+_OR_AFTER = re.compile(rf"^\s*{_OR}(?:\s|$)")
 
 _EN_RANGES = [
     (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:24\s*hours|day)\b", re.I), "day"),
@@ -37,7 +52,9 @@ _SPACE = re.compile(r"\s+")
 @dataclass(frozen=True)
 class Operators:
     text: str  # the query with recognised operators removed
-    site: str | None = None
+    site: str | None = None  # the one allowed domain, when the allow list has exactly one
+    allowed_domains: tuple[str, ...] = ()  # rows must come from one of these (or their subdomains)
+    blocked_domains: tuple[str, ...] = ()  # rows must not come from any of these
     time_range: str | None = None  # day | week | month | year, passed natively where supported
     since: date | None = None  # earliest acceptable date ("2025年以后" -> 2025-01-01)
     # True when a relative range was asked for (not derived from `since`): rows
@@ -64,22 +81,23 @@ def native_range_for(since: date, now: datetime) -> str | None:
     return None
 
 
-def parse_operators(query: str, *, site: str | None = None, time_range: str | None = None,
+def parse_operators(query: str, *, site: str | None = None, allowed_domains: tuple[str, ...] = (),
+                    blocked_domains: tuple[str, ...] = (), time_range: str | None = None,
                     now: datetime | None = None) -> Operators:
-    """Recognise operators in `query`; explicit `site` / `time_range` arguments take precedence."""
+    """Recognise operators in `query`. The caller's allow list (`site` included) replaces the query's
+    own; blocked domains from both apply; an explicit `time_range` takes precedence."""
     now = now or datetime.now()
-    text = query
     recognised: list[str] = []
-
-    found_site = None
-    if not _NEGATED_OR_GROUPED.search(text):
-        sites = _SITE.findall(text)
-        if len(sites) == 1:
-            found_site = sites[0].lower()
-            text = _SITE.sub(" ", text)
-    site = site or found_site
-    if site:
-        recognised.append(f"site={site}")
+    text, found_allowed, found_blocked = _domain_operators(query)
+    explicit_allowed = tuple(dict.fromkeys(((site,) if site else ()) + tuple(allowed_domains)))
+    allowed = explicit_allowed or found_allowed
+    blocked = tuple(dict.fromkeys(tuple(blocked_domains) + found_blocked))
+    if len(allowed) == 1:
+        recognised.append(f"site={allowed[0]}")
+    elif allowed:
+        recognised.append(f"allowed_domains={','.join(allowed)}")
+    if blocked:
+        recognised.append(f"blocked_domains={','.join(blocked)}")
 
     found_range = None
     for patterns in (_EN_RANGES, _ZH_RANGES):
@@ -108,8 +126,55 @@ def parse_operators(query: str, *, site: str | None = None, time_range: str | No
     if not text:
         # "site:python.org" alone: the operator is the whole query; keep it for the engines.
         text = query
-    return Operators(text=text, site=site, time_range=time_range, since=since, range_asked=range_asked,
+    return Operators(text=text, site=allowed[0] if len(allowed) == 1 else None, allowed_domains=allowed,
+                     blocked_domains=blocked, time_range=time_range, since=since, range_asked=range_asked,
                      recognised=recognised)
+
+
+def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(text without the recognised domain operators, allowed domains, blocked domains).
+
+    Each `site:` term or OR-group of `site:` terms is one constraint; several constraints all hold, so
+    the allow list is their intersection (`site:microsoft.com site:learn.microsoft.com` is
+    learn.microsoft.com). Terms that are not domains, groups that are one branch of a wider OR
+    (`rust OR site:a.com`) and constraints no row could meet are left in the text, unrecognised.
+    """
+    constraints: list[tuple[str, ...]] = []
+    allow_spans: list[tuple[int, int]] = []
+    block_spans: list[tuple[int, int]] = []
+    blocked: list[str] = []
+
+    def free(start: int, end: int) -> bool:
+        """Not inside a span already taken, and not a branch of a wider OR."""
+        if any(start < e and s < end for s, e in allow_spans + block_spans):
+            return False
+        return not (_OR_BEFORE.search(query[:start]) or _OR_AFTER.search(query[end:]))
+
+    for match in _SITE_GROUP.finditer(query):
+        domains = [ascii_domain(d) for d in _SITE_OPERAND.findall(match.group(0))]
+        if all(domains) and free(*match.span()):
+            constraints.append(tuple(dict.fromkeys(domains)))  # type: ignore[arg-type]
+            allow_spans.append(match.span())
+    for match in _SITE.finditer(query):
+        domain = ascii_domain(match.group(1))
+        if domain and free(*match.span()):
+            constraints.append((domain,))
+            allow_spans.append(match.span())
+    for match in _NEGATED_SITE.finditer(query):
+        domain = ascii_domain(match.group(1))
+        if domain and free(*match.span()):
+            blocked.append(domain)
+            block_spans.append(match.span())
+    allowed: tuple[str, ...] = constraints[0] if constraints else ()
+    for other in constraints[1:]:
+        allowed = tuple(dict.fromkeys([d for d in allowed if within(d, other)] +
+                                      [d for d in other if within(d, allowed)]))
+    if constraints and not allowed:  # contradictory site: terms: left to the engines, as written
+        allow_spans = []
+    text = query
+    for start, end in sorted(allow_spans + block_spans, reverse=True):
+        text = text[:start] + " " + text[end:]
+    return text, allowed, tuple(dict.fromkeys(blocked))
 
 
 # Words that make a query about what is new: there, a recent page is worth more than an old one.

@@ -26,12 +26,22 @@ class SearchPlan:
     now: datetime
     core_query: str | None  # the core-word variant for a long CJK query, when it differs
 
+    @property
+    def category(self) -> str:
+        """`web` or `news`: news asks engines for their news vertical, and freshness counts for more."""
+        return self.request.category
+
+    @property
+    def page(self) -> int:
+        return self.request.page
+
 
 def make_plan(settings: Settings, query: object, *, now: datetime | None = None, **options: object) -> SearchPlan:
     """Check the caller's arguments (raising `SearchError` with a code) and plan the search."""
     request = check_request(query, default_limit=settings.limit, **options)
     now = now or datetime.now()
-    operators = parse_operators(request.query, site=request.site, time_range=request.time_range, now=now)
+    operators = parse_operators(request.query, allowed_domains=request.allowed_domains,
+                                blocked_domains=request.blocked_domains, time_range=request.time_range, now=now)
     text = operators.text
     core = None
     if settings.core_word_retry and cjk_length(text) >= settings.core_word_min_chars:
@@ -49,6 +59,10 @@ def engine_options(settings: Settings, engine: Engine, plan: SearchPlan) -> Sear
         time_range=plan.operators.time_range,  # type: ignore[arg-type]
         safesearch=(plan.request.safesearch or settings.safesearch),  # type: ignore[arg-type]
         site=plan.operators.site,
+        allowed_domains=plan.operators.allowed_domains,
+        blocked_domains=plan.operators.blocked_domains,
+        category=plan.category,  # type: ignore[arg-type]
+        page=plan.page,
         count=max(10, plan.request.limit),
         api_key=settings.api_key(engine.name),
         base_url=settings.instance_url(engine.name),

@@ -9,12 +9,14 @@ from typing import Iterable
 from engines import ENGINES
 from engines.base import SAFESEARCH_LEVELS, TIME_RANGES
 from plugin.errors import INVALID_PARAMETER, QUERY_REQUIRED, QUERY_TOO_LONG, UNKNOWN_ENGINE, SearchError
+from plugin.pipeline.domains import check_domain, check_domains
 from plugin.pipeline.sanitize import QUERY_TEXT, normalise
 
 MAX_QUERY_CHARS = 500
 MIN_LIMIT, MAX_LIMIT = 1, 20
 _REGION = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,4})?$")
-_SITE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}$")
+CATEGORIES: tuple[str, ...] = ("web", "news")
+MAX_PAGE = 10  # engines rarely serve deeper pages, and each page costs every engine a request
 
 
 def clean_argument(raw: object) -> str:
@@ -103,13 +105,27 @@ def check_region(raw: object) -> str | None:
 
 
 def check_site(raw: object) -> str | None:
+    """`site`: the shorthand for a one-domain allow list."""
     if raw is None or raw == "":
         return None
-    value = clean_argument(raw).lower() if isinstance(raw, str) else ""
-    value = re.sub(r"^https?://", "", value).strip("/")
-    if not _SITE.match(value):
-        raise SearchError(INVALID_PARAMETER, f"site must be a domain such as python.org, got {str(raw)[:60]!r}",
-                          parameter="site")
+    return check_domain("site", raw)
+
+
+def check_page(raw: object) -> int:
+    """A 1-based page number; not an integer, or outside 1..MAX_PAGE, is refused (a page past the
+    last is not clamped: that would silently repeat rows the caller already has)."""
+    if raw is None or raw == "":
+        return 1
+    value: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    elif isinstance(raw, str) and re.fullmatch(r"\s*\+?\d{1,4}\s*", raw):
+        value = int(raw)
+    if value is None or not 1 <= value <= MAX_PAGE:
+        raise SearchError(INVALID_PARAMETER, f"page must be an integer from 1 to {MAX_PAGE}, got {str(raw)[:40]!r}",
+                          parameter="page")
     return value
 
 
@@ -122,17 +138,37 @@ class SearchRequest:
     time_range: str | None
     site: str | None
     safesearch: str | None
+    allowed_domains: tuple[str, ...] = ()  # `site` included
+    blocked_domains: tuple[str, ...] = ()
+    category: str = "web"
+    page: int = 1
 
 
 def check_request(query: object, *, limit: object = None, default_limit: int = 8, engines: object = None,
                   region: object = None, time_range: object = None, site: object = None,
-                  safesearch: object = None) -> SearchRequest:
+                  safesearch: object = None, allowed_domains: object = None, blocked_domains: object = None,
+                  category: object = None, page: object = None) -> SearchRequest:
+    text = clean_query(query)
+    checked_limit = clamp_limit(limit, default_limit)
+    site_domain = check_site(site)
+    allowed = check_domains("allowed_domains", allowed_domains)
+    blocked = check_domains("blocked_domains", blocked_domains)
+    if site_domain:
+        allowed = tuple(dict.fromkeys((site_domain,) + allowed))
+    if allowed and blocked:
+        # As in Anthropic's web_search: one list or the other, so the outcome never depends on precedence.
+        raise SearchError(INVALID_PARAMETER, "allowed_domains (or site) and blocked_domains cannot both be given; "
+                                             "use one list", parameter="blocked_domains")
     return SearchRequest(
-        query=clean_query(query),
-        limit=clamp_limit(limit, default_limit),
+        query=text,
+        limit=checked_limit,
         engines=check_engines(engines),  # type: ignore[arg-type]
         region=check_region(region),
         time_range=check_choice("time_range", time_range, TIME_RANGES),
-        site=check_site(site),
+        site=site_domain,
         safesearch=check_choice("safesearch", safesearch, SAFESEARCH_LEVELS),
+        allowed_domains=allowed,
+        blocked_domains=blocked,
+        category=check_choice("category", category, CATEGORIES) or "web",
+        page=check_page(page),
     )

@@ -115,7 +115,7 @@ class Searcher:
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
                      **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
-        safesearch), checked in one place (`plugin.pipeline.query.check_request`)."""
+        safesearch, allowed_domains, blocked_domains), checked in one place (`plugin.pipeline.query.check_request`)."""
         started = time.perf_counter()
         plan = self.plan(query, now=now, **options)
         use_cache = cache and self.settings.cache_ttl_s > 0 and now is None
@@ -174,11 +174,17 @@ def searcher_for(settings: Settings | None = None) -> Searcher:
 
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,
                  settings: Settings | None = None, region: str | None = None, time_range: str | None = None,
-                 site: str | None = None, safesearch: str | None = None, cache: bool = True) -> SearchResponse:
-    """Search the web through many engines; raises `SearchError` (with `.code`) on bad input."""
+                 site: str | None = None, safesearch: str | None = None, cache: bool = True,
+                 allowed_domains: Sequence[str] | str | None = None,
+                 blocked_domains: Sequence[str] | str | None = None) -> SearchResponse:
+    """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
+
+    `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
+    domains and their subdomains."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
-                                               cache=cache)
+                                               cache=cache, allowed_domains=allowed_domains,
+                                               blocked_domains=blocked_domains)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:

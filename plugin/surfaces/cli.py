@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--region", help="region/language, e.g. en-US or zh-CN")
     search.add_argument("--time-range", dest="time_range", help="day, week, month or year")
     search.add_argument("--site", help="only results from this domain")
+    search.add_argument("--allow-domain", dest="allow_domain", action="append", metavar="DOMAIN",
+                        help="only results from this domain or its subdomains (repeatable; not with --block-domain)")
+    search.add_argument("--block-domain", dest="block_domain", action="append", metavar="DOMAIN",
+                        help="no results from this domain or its subdomains (repeatable)")
     search.add_argument("--safesearch", help="off, moderate or strict")
     search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
@@ -216,6 +220,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         try:
             return await searcher.search(query, limit=args.limit, engines=args.engines, region=args.region,
                                          time_range=args.time_range, site=args.site, safesearch=args.safesearch,
+                                         allowed_domains=args.allow_domain, blocked_domains=args.block_domain,
                                          now=now, cache=not args.no_cache)
         finally:
             await searcher.close()
