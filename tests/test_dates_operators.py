@@ -62,10 +62,11 @@ def test_since_year_keeps_the_year_and_filters_by_date():
     assert recent.time_range == "year" and recent.window_start(NOW) == date(2026, 1, 1)
 
 
-def test_negated_or_grouped_sites_are_left_to_the_engines():
-    for query in ("site:microsoft.com -site:www.microsoft.com", "(site:nasa.gov OR site:spacex.com) Voyager"):
-        ops = parse_operators(query, now=NOW)
-        assert ops.site is None and ops.text == query
+def test_negated_and_or_grouped_sites_become_domain_lists():  # issue 15; more in test_domains.py
+    ops = parse_operators("site:microsoft.com -site:www.microsoft.com", now=NOW)
+    assert (ops.site, ops.blocked_domains) == ("microsoft.com", ("www.microsoft.com",))
+    ops = parse_operators("(site:nasa.gov OR site:spacex.com) Voyager", now=NOW)
+    assert (ops.site, ops.allowed_domains, ops.text) == (None, ("nasa.gov", "spacex.com"), "Voyager")
 
 
 def test_explicit_arguments_win():
