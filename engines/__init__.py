@@ -37,7 +37,3 @@ ENGINES: dict[str, Engine] = {
         exa, tavily, brave_api, serper, searxng, firecrawl,
     )
 }
-
-
-def get(name: str) -> Engine:
-    return ENGINES[name]

@@ -35,22 +35,12 @@ import re
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, page_text, parse_html, text_of
+from engines.markup import attr, text_of
 from engines.redirects import unwrap
+from engines.scraped import ScrapedEngine
 
 URL = "https://www.baidu.com/s"
 
@@ -223,7 +213,7 @@ def _snippet_and_date(block, title: str, options: SearchOptions):
     return snippet, when
 
 
-class Baidu(Engine):
+class Baidu(ScrapedEngine):
     facts = EngineFacts(
         name="baidu",
         tier="primary",
@@ -232,8 +222,18 @@ class Baidu(Engine):
         index="baidu",
         native_site=True,
         native_time=True,
+        regions={"zh-CN": "zh-CN"},  # no region switch: Baidu serves mainland China
+        default_region="zh-CN",
         description="Baidu web search (HTML), Baidu's own Chinese index",
     )
+    url = URL
+    results = ".c-container"
+    blocked_urls = ("wappass.baidu.com",)
+    blocked_text = _BLOCK_MARKERS  # in the <title> or the visible text
+    blocked_markup = ("wappass.baidu.com",)  # a script bouncing the browser to the captcha
+    blocked_detail = "Baidu security check (百度安全验证 / wappass captcha)"
+    no_results_css = ".content_none, .nors"
+    no_results_text = _NO_RESULTS_TEXT
 
     def build(self, query: str, options: SearchOptions) -> Request:
         text = query_with_site(query, options.site)
@@ -247,49 +247,34 @@ class Baidu(Engine):
         headers["Referer"] = "https://www.baidu.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    def classify_status(self, response: Response) -> Parsed | None:
         location = response.headers.get("location", "") or ""
         if 300 <= response.status < 400 and ("wappass" in location or "captcha" in location):
             return Parsed("blocked", detail="redirected to Baidu's security check (wappass)")
-        failure = http_failure(response)
-        if failure:
-            return failure
-        text = response.text or ""
-        if "wappass.baidu.com" in (response.url or ""):
-            return Parsed("blocked", detail="Baidu security check (wappass captcha)")
-        tree = parse_html(text)
+        return super().classify_status(response)
+
+    def prepare(self, tree) -> None:
         for node in tree.css("style, script"):
             node.decompose()  # Baidu inlines CSS inside result blocks
-        base = response.url or URL
-        items = []
-        for block in tree.css(".c-container"):
-            if _nested(block) or _is_ad(block):
-                continue
-            link = _own_first(block, "h3 a")
-            if link is None:
-                continue
-            title = text_of(link)
-            url = _target(block, link, base)
-            if not _absolute_http(url):
-                continue
-            classes = attr(block, "class").split()
-            if "result-op" in classes and not _card_is_result(block, url):
-                continue
-            snippet, when = _snippet_and_date(block, title, options)
-            items.append((title, url, snippet, when))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
 
-        title = text_of(tree.css_first("title"))
-        visible = page_text(tree, 6000)
-        if any(marker in title or marker in visible for marker in _BLOCK_MARKERS):
-            return Parsed("blocked", detail="Baidu security check (百度安全验证 / captcha)")
-        if tree.css_first(".content_none, .nors") is not None or any(m in visible for m in _NO_RESULTS_TEXT):
-            return Parsed("empty", detail="no results")
-        if "wappass.baidu.com" in text:  # a script bouncing the browser to the captcha
-            return Parsed("blocked", detail="Baidu security check (wappass captcha)")
-        return not_understood("no result containers and no no-results message")
+    def blocks(self, tree) -> list:
+        return [block for block in tree.css(self.results) if not _nested(block)]
+
+    def is_ad(self, block) -> bool:
+        return _is_ad(block)
+
+    def extract(self, block, base: str, options: SearchOptions):
+        link = _own_first(block, "h3 a")
+        if link is None:
+            return None
+        title = text_of(link)
+        url = _target(block, link, base)
+        if not _absolute_http(url):
+            return None
+        if "result-op" in attr(block, "class").split() and not _card_is_result(block, url):
+            return None
+        snippet, when = _snippet_and_date(block, title, options)
+        return title, url, snippet, when
 
 
 ENGINE = Baidu()

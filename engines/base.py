@@ -10,11 +10,18 @@ be exercised on a recorded page.
 from __future__ import annotations
 
 import email.utils
+import functools
 import re
 import time
+import traceback
+from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal, Mapping
+
+from multidict import CIMultiDict
+
+from engines.regions import is_region_tag, region_tag
 
 Tier = Literal["primary", "fallback"]
 Region = Literal["global", "cjk"]
@@ -48,10 +55,38 @@ class EngineFacts:
     native_time: bool = False
     # Time ranges the engine applies itself when native_time is set; None = all of them.
     native_time_ranges: tuple[str, ...] | None = None
+    # Safe-search levels the engine applies as asked; () = it has no safe-search switch at all.
+    # A level it lacks is served with its nearest one (see Engine.ignored_options).
+    safesearch_levels: tuple[str, ...] = ()
+    # The region vocabulary (engines.regions: "en-US", "zh-CN", ...) translated to the engine's own
+    # code. None: any language-COUNTRY tag is passed on by rule (APIs that take any ISO country);
+    # an empty table: the engine has no region switch.
+    regions: Mapping[str, str] | None = field(default_factory=dict)
+    # What the engine serves when it has no region or cannot honour the one asked ("en-US", "worldwide").
+    default_region: str = "worldwide"
     description: str = ""
 
     def applies_time(self, time_range: str | None) -> bool:
         return self.native_time and (self.native_time_ranges is None or time_range in self.native_time_ranges)
+
+    @property
+    def honours_safesearch(self) -> bool:
+        return bool(self.safesearch_levels)
+
+    def honours_region(self, region: str | None) -> bool:
+        """Whether the engine serves this region as asked (a region tag of engines.regions)."""
+        if not region:
+            return True
+        tag = region_tag(region)
+        if self.regions is None:
+            return is_region_tag(tag)
+        return tag in self.regions
+
+    def region_code(self, region: str | None) -> str | None:
+        """The engine's own code for a region it honours, else None."""
+        if not region or self.regions is None:
+            return None
+        return self.regions.get(region_tag(region))
 
 
 @dataclass(frozen=True)
@@ -89,22 +124,11 @@ class Request:
     secrets: tuple[str, ...] = ()
 
 
-class Headers(dict):
-    """Response headers with case-insensitive lookup (keys stored lower-case)."""
+class Headers(CIMultiDict):
+    """Response headers, looked up case-insensitively (multidict's CIMultiDict, installed with aiohttp)."""
 
     def __init__(self, items: Mapping[str, str] | None = None):
-        super().__init__()
-        for key, value in (items or {}).items():
-            self[key.lower()] = value
-
-    def get(self, key: str, default=None):  # type: ignore[override]
-        return super().get(key.lower(), default)
-
-    def __getitem__(self, key: str) -> str:
-        return super().__getitem__(key.lower())
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and super().__contains__(key.lower())
+        super().__init__(items or {})
 
 
 @dataclass(frozen=True)
@@ -135,6 +159,12 @@ class Parsed:
     # A second request the engine needs before it has rows (e.g. Startpage's
     # home page yields a token for the real search).
     follow_up: Request | None = None
+    # The engine's own corrected query where the page shows one ("Including results for ...",
+    # "Did you mean ...", 以下是…的结果): what the rows are really about.
+    correction: str | None = None
+    # Set only when the parser itself crashed (our bug, not the engine's): the formatted traceback,
+    # for the plugin to log. The detail then reads "parser failure at engines/x.py:123 (TypeError)".
+    failure: str | None = field(default=None, compare=False, repr=False)
 
 
 def query_with_site(query: str, site: str | None) -> str:
@@ -174,23 +204,43 @@ def generic_wall(response: "Response") -> "Parsed | None":
     return None
 
 
+PARSER_FAILURE = "parser failure"
+_ENGINES_DIR = Path(__file__).resolve().parent
+
+
+def failure_location(exc: BaseException) -> str:
+    """`engines/x.py:123`: the innermost frame of the traceback inside the engines package."""
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename).resolve()
+        if path.is_relative_to(_ENGINES_DIR):
+            where = f"{_ENGINES_DIR.name}/{path.relative_to(_ENGINES_DIR).as_posix()}:{frame.lineno}"
+    return where or "engines"
+
+
+def parser_failure(exc: BaseException) -> Parsed:
+    """A crashed parser: our bug, not the engine's. The detail names where; `failure` keeps the traceback."""
+    return Parsed("error", detail=f"{PARSER_FAILURE} at {failure_location(exc)} ({type(exc).__name__})",
+                  failure="".join(traceback.format_exception(exc)))
+
+
 def _never_raises(parse):
-    """Enforce the parse contract on every engine: never raise (a crash is an `error`), and a page that
-    was not understood but carries a generic bot-wall marker is `blocked` / `ratelimited`, not `error`."""
-    import functools
+    """Enforce the parse contract on every engine: never raise (a crash is an `error` that says where, as
+    SearXNG's error recorder counts parser exceptions by file and line), and a page that was not understood
+    but carries a generic bot-wall marker is `blocked` / `ratelimited`, not `error`."""
 
     @functools.wraps(parse)
     def guarded(self, response: "Response", query: str, options: "SearchOptions") -> "Parsed":
         try:
             parsed = parse(self, response, query, options)
         except Exception as exc:
-            return Parsed("error", detail=f"parser failure: {type(exc).__name__}")
-        if parsed.status == "error" and not parsed.rows and (
+            return parser_failure(exc)
+        if parsed.status == "error" and not parsed.rows and parsed.failure is None and (
                 parsed.detail.startswith(NOT_UNDERSTOOD) or response.status >= 500):
             try:
                 return generic_wall(response) or parsed
-            except Exception:
-                return parsed
+            except Exception as exc:
+                return parser_failure(exc)
         return parsed
 
     guarded.__wrapped_never_raises__ = True  # type: ignore[attr-defined]
@@ -198,10 +248,12 @@ def _never_raises(parse):
 
 
 class Engine:
-    """Base class: subclasses set `facts` and implement `build` and `parse`.
+    """Base class: subclasses set `facts` and implement `build` and `parse_body`.
 
-    Every subclass's `parse` is wrapped so it never raises (the contract the pipeline and the
-    property tests rely on), without each engine repeating a try/except.
+    `parse` is the contract the pipeline calls: the HTTP status is classified once, here
+    (`classify_status`, which an engine overrides where a status means something of its own, as
+    SearXNG engines opt out of `raise_for_httperror`), then `parse_body` reads the page. It never
+    raises; a subclass that overrides `parse` itself is wrapped the same way.
     """
 
     facts: EngineFacts
@@ -219,8 +271,20 @@ class Engine:
     def build(self, query: str, options: SearchOptions) -> Request:
         raise NotImplementedError
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    def classify_status(self, response: Response) -> Parsed | None:
+        """What the HTTP status alone says (None for a 2xx answer): `http_failure` unless overridden."""
+        return http_failure(response)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        """The rows of a response whose status said nothing (a 2xx, or one `classify_status` let through)."""
         raise NotImplementedError
+
+    @_never_raises
+    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        failure = self.classify_status(response)
+        if failure is not None:
+            return failure
+        return self.parse_body(response, query, options)
 
     def disabled_reason(self, options: SearchOptions) -> str | None:
         """Why this engine cannot run with these options (missing key/URL), else None."""
@@ -229,6 +293,38 @@ class Engine:
         if self.facts.url_env and not options.base_url:
             return f"set {self.facts.url_env} to enable"
         return None
+
+    def ignored_options(self, options: SearchOptions) -> list[str]:
+        """Human notes on the options this engine cannot apply as asked, for its detail (pure, no I/O).
+
+        Safe search: only a level the caller changed from the default (moderate) is noted when the
+        engine has no switch; the engine's own default applies. Site and time range: the pipeline
+        still filters the rows, so the note says the engine itself did not.
+        """
+        facts = self.facts
+        notes: list[str] = []
+        level = options.safesearch
+        if not facts.safesearch_levels:
+            if level != "moderate":
+                notes.append(f"safesearch {level} not supported")
+        elif level not in facts.safesearch_levels:
+            notes.append(f"safesearch {level} not supported; used {_nearest_level(level, facts.safesearch_levels)}")
+        if options.region and not facts.honours_region(options.region):
+            notes.append(f"region {options.region} not supported; used {facts.default_region}")
+        if options.time_range and not facts.applies_time(options.time_range):
+            notes.append(f"time range {options.time_range} not supported by the engine; rows filtered by date")
+        if options.site and not facts.native_site:
+            notes.append("site: not supported by the engine; rows filtered by URL")
+        return notes
+
+
+def _nearest_level(level: str, levels: tuple[str, ...]) -> str:
+    """The level an engine without `level` serves instead: the next stricter one it has, else the laxer."""
+    order = list(SAFESEARCH_LEVELS)
+    at = order.index(level) if level in order else 1
+    stricter = [l for l in order[at:] if l in levels]
+    laxer = [l for l in reversed(order[:at]) if l in levels]
+    return (stricter or laxer or ["its default"])[0]
 
 
 # No engine page shows more; a page with thousands of blocks is not allowed to cost more.

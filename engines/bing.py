@@ -4,52 +4,22 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Request, SearchOptions, query_with_site
 from engines.browser import browser_headers
-from engines.dates import leading_date, parse_date
-from engines.markup import ancestor, attr, first, page_text, parse_html, text_of
-from engines.redirects import unwrap
+from engines.regions import table
+from engines.scraped import ScrapedEngine
 
 # Bing's own time filter: ex1:"ez1" day, "ez2" week, "ez3" month; a year has no
 # preset, so it is given as a custom range in days since the epoch.
 _TIME = {"day": 'ex1:"ez1"', "week": 'ex1:"ez2"', "month": 'ex1:"ez3"'}
 _SAFE = {"off": "off", "moderate": "moderate", "strict": "strict"}
 
-_CAPTCHA_MARKERS = (
-    'class="captcha',
-    "One last step",
-    "Please solve the challenge below",
-    "最后一步",
-    "请解决以下难题",
-    "/challenge/verify",
-)
-_NO_RESULTS_MARKERS = (
-    "There are no results for",
-    "No results found for",
-    "没有与此相关的结果",
-    "未找到与",
-    "Không có kết quả nào",
-)
-_SNIPPET_SELECTORS = (
-    ".b_caption > p",
-    ".b_caption .b_snippet > p",
-    ".b_caption p.b_lineclamp1", ".b_caption p.b_lineclamp2",
-    ".b_caption p.b_lineclamp3", ".b_caption p.b_lineclamp4",
-    "p.b_algoSlug",
-    ".b_caption p",
-    ".b_snippet",
-)
+# Bing's documented markets (learn.microsoft.com/bing/search-apis/bing-web-search/reference/market-codes),
+# plus vi-VN, which www.bing.com serves (bing/kaiz__*.html in the corpus) though the API list omits it.
+MARKETS = table({m: m for m in (
+    "es-AR en-AU de-AT nl-BE fr-BE pt-BR en-CA fr-CA es-CL da-DK fi-FI fr-FR de-DE zh-HK en-IN en-ID it-IT ja-JP "
+    "ko-KR en-MY es-MX nl-NL en-NZ no-NO zh-CN pl-PL pt-PT en-PH ru-RU ar-SA en-ZA es-ES sv-SE fr-CH de-CH zh-TW "
+    "tr-TR en-GB en-US es-US vi-VN").split()})
 
 
 def time_filter(time_range: str | None, now_days: int) -> str | None:
@@ -76,53 +46,26 @@ def build_request(base: str, query: str, options: SearchOptions, market: str) ->
     return Request("GET", base + "/search", params=tuple(params), headers=headers)
 
 
-def parse_page(response: Response, options: SearchOptions) -> Parsed:
-    text = response.text
-    failure = http_failure(response)
-    if failure:
-        return failure
-    tree = parse_html(text)
-    blocks = tree.css("li.b_algo")
-    if not blocks and any(marker in text for marker in _CAPTCHA_MARKERS):
-        return Parsed("blocked", detail="Bing challenge page (CAPTCHA)")
-    base = response.url or "https://www.bing.com/"
-    items = []
-    for block in blocks:
-        heading = block.css_first("h2")
-        link = heading.css_first("a") if heading is not None else None
-        if link is None and heading is not None:
-            # Newer markup: <div class="b_algoheader"><a href><h2>title</h2></a></div>
-            link = ancestor(heading, "a", stop=block)
-        if link is None:
-            link = first(block, ".b_algoheader a", "a.tilk", "a[href]")
-        if link is None:
-            continue
-        title = text_of(heading) if heading is not None else text_of(link)
-        snippet = text_of(first(block, *_SNIPPET_SELECTORS))
-        stamp = text_of(first(block, "span.news_dt"))
-        when = parse_date(stamp, options.now) if stamp else leading_date(snippet, options.now)
-        items.append((title, unwrap(attr(link, "href"), base), snippet, when))
-    rows = rows_from(items)
-    if rows:
-        return Parsed("ok", rows)
-    if tree.css_first("li.b_no") is not None:
-        return Parsed("empty", detail="no results")
-    visible = page_text(tree, 6000)
-    if any(marker in visible for marker in _NO_RESULTS_MARKERS):
-        return Parsed("empty", detail="no results")
-    if any(marker in text for marker in _CAPTCHA_MARKERS):
-        return Parsed("blocked", detail="Bing challenge page (CAPTCHA)")
-    return not_understood("no li.b_algo blocks and no no-results message")
+class BingPage(ScrapedEngine):
+    """Bing's results page, as www.bing.com and cn.bing.com serve it."""
+
+    results = "li.b_algo"
+    # Older markup: <h2><a href>title</a></h2>; newer: <div class="b_algoheader"><a href><h2>title</h2></a></div>.
+    title = ("h2",)
+    link = (".b_algoheader a", "a.tilk", "a[href]")
+    snippet = (".b_caption > p", ".b_caption .b_snippet > p", ".b_caption p.b_lineclamp1", ".b_caption p.b_lineclamp2",
+               ".b_caption p.b_lineclamp3", ".b_caption p.b_lineclamp4", "p.b_algoSlug", ".b_caption p", ".b_snippet")
+    date = ("span.news_dt",)
+    no_results_css = "li.b_no"
+    no_results_text = ("There are no results for", "No results found for", "没有与此相关的结果", "未找到与",
+                       "Không có kết quả nào")
+    # The challenge page keeps the SERP chrome: "One last step - Please solve the challenge below".
+    blocked_text = ("One last step", "Please solve the challenge below", "最后一步", "请解决以下难题")
+    blocked_markup = ('class="captcha', "/challenge/verify")
+    blocked_detail = "Bing challenge page (CAPTCHA)"
 
 
-def market_for(region: str | None, default: str) -> str:
-    if region and "-" in region:
-        lang, country = region.split("-", 1)
-        return f"{lang.lower()}-{country.upper()}"
-    return default
-
-
-class Bing(Engine):
+class Bing(BingPage):
     facts = EngineFacts(
         name="bing",
         tier="primary",
@@ -131,16 +74,16 @@ class Bing(Engine):
         index="bing",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=MARKETS,
+        default_region="en-US",
         description="Bing web search, global market",
     )
     base = "https://www.bing.com"
-    default_market = "en-US"
+    url = base + "/search"
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        return build_request(self.base, query, options, market_for(options.region, self.default_market))
-
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        return parse_page(response, options)
+        return build_request(self.base, query, options, self.facts.region_code(options.region) or "en-US")
 
 
 ENGINE = Bing()

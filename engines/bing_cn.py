@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from engines.base import Engine, EngineFacts, Parsed, Request, Response, SearchOptions
-from engines.bing import build_request, parse_page
+from engines.base import EngineFacts, Request, SearchOptions
+from engines.bing import MARKETS, BingPage, build_request
+
+# cn.bing.com serves the Chinese markets only.
+_MARKETS = {tag: market for tag, market in MARKETS.items() if tag.startswith("zh-")}
 
 
-class BingCn(Engine):
+class BingCn(BingPage):
     facts = EngineFacts(
         name="bing-cn",
         tier="primary",
@@ -15,17 +18,16 @@ class BingCn(Engine):
         index="bing",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=_MARKETS,
+        default_region="zh-CN",
         description="Bing China (cn.bing.com), zh-CN market",
     )
     base = "https://cn.bing.com"
+    url = base + "/search"
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        region = options.region or ""
-        market = region if region.lower().startswith("zh-") else "zh-CN"
-        return build_request(self.base, query, options, market)
-
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        return parse_page(response, options)
+        return build_request(self.base, query, options, self.facts.region_code(options.region) or "zh-CN")
 
 
 ENGINE = BingCn()

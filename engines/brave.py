@@ -13,24 +13,13 @@ are not rows; neither is anything marked as an ad.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Request, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, page_text, parse_html, text_of
-from engines.redirects import unwrap
+from engines.markup import attr, first, text_of
+from engines.regions import by_country
+from engines.scraped import ScrapedEngine
 
 URL = "https://search.brave.com/search"
 
@@ -42,21 +31,11 @@ _UI_LANGS = {
     "es": "es", "fr-ca": "fr-ca", "fr-fr": "fr-fr", "ja-jp": "ja-jp", "pt-br": "pt-br",
     "sq-al": "sq-al",
 }
-
-# Visible text of Brave's challenge pages (PoW captcha and its fallback).
-_CAPTCHA_TEXT = (
-    "Verifying you're not a bot",
-    "Verifying you’re not a bot",
-    "Switch to traditional CAPTCHA",
-    "confirm you are not a robot",
-    "I'm not a robot",
-    "prove you're human",
-)
-_RATELIMIT_TEXT = ("Too many requests", "too many requests", "rate limit", "Rate limit")
-_NO_RESULTS_TEXT = (
-    "Not many great matches came back for your search",
-    "No results found",
-)
+# The countries Brave Search serves (its API's documented `country` values; the site's `country` cookie
+# takes the same codes). Any other country gets Brave's "all".
+COUNTRIES = ("AR", "AU", "AT", "BE", "BR", "CA", "CL", "DK", "FI", "FR", "DE", "HK", "IN", "ID", "IT", "JP", "KR",
+             "MY", "MX", "NL", "NZ", "NO", "CN", "PL", "PT", "PH", "RU", "SA", "ZA", "ES", "SE", "CH", "TW", "TR",
+             "GB", "US")
 _DATE_TAIL = re.compile(r"\s*[-–—·]\s*$")
 
 
@@ -87,32 +66,6 @@ def cookies_for(options: SearchOptions) -> str:
     return "; ".join(f"{k}={v}" for k, v in pairs)
 
 
-def _host(url: str) -> str:
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return ""
-
-
-def _is_ad(block) -> bool:
-    if (attr(block, "data-type") or "web") != "web":
-        return True
-    classes = attr(block, "class").lower().split()
-    if any(c in ("ad", "ads", "sponsored") or c.startswith("ad-") for c in classes):
-        return True
-    return block.css_first('[class*="sponsored"], [class*="ad-badge"], [data-type="ad"]') is not None
-
-
-def _result_link(block, title_node):
-    # The link that wraps the title; else Brave's result-header link class.
-    node = title_node
-    while node is not None and node is not block:
-        if node.tag == "a" and attr(node, "href"):
-            return node
-        node = node.parent
-    return first(block, "a.l1", "a.result-header", "a.h", "a[href]")
-
-
 def _leading_stamp(content):
     """The `<span class="t-secondary">3 days ago -</span>` opening a description, if any."""
     for child in content.iter(include_text=False):
@@ -124,29 +77,7 @@ def _leading_stamp(content):
     return None
 
 
-def _snippet_and_date(block, options: SearchOptions):
-    content = first(block, ".generic-snippet .content", ".snippet-description", ".content")
-    if content is None:
-        return "", None
-    # Video-style snippets: a description div plus "Published <date>" attributes.
-    attributes = content.css_first(".snippet-attributes")
-    if attributes is not None:
-        description = content.css_first("div")
-        snippet = text_of(description) if description is not attributes else ""
-        return snippet, parse_date(text_of(attributes), options.now)
-    snippet = text_of(content)
-    stamp_node = _leading_stamp(content)
-    if stamp_node is not None:
-        stamp = text_of(stamp_node)
-        when = parse_date(_DATE_TAIL.sub("", stamp), options.now)
-        if when is not None:
-            if snippet.startswith(stamp):
-                snippet = snippet[len(stamp):].strip()
-            return snippet, when
-    return snippet, leading_date(snippet, options.now)
-
-
-class Brave(Engine):
+class Brave(ScrapedEngine):
     facts = EngineFacts(
         name="brave",
         tier="primary",
@@ -155,8 +86,29 @@ class Brave(Engine):
         index="brave",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=by_country(COUNTRIES),
+        default_region="all countries",
         description="Brave Search HTML results (search.brave.com), Brave's independent index",
     )
+    url = URL
+    # Rows are the [data-type=web] snippets: the video/news clusters between them
+    # (div.snippet.standalone) carry no data-type=web.
+    results = '[data-type="web"]'
+    title = (".search-snippet-title", ".snippet-title", ".title")
+    link = ("a.l1", "a.result-header", "a.h", "a[href]")
+    ad_inside = '[class*="sponsored"], [class*="ad-badge"], [data-type="ad"]'
+    internal_hosts = ("search.brave.com",)  # ad redirects and Brave's own pages
+    # Visible text and widgets of Brave's challenge pages (PoW captcha and its fallback).
+    blocked_urls = ("/captcha",)
+    blocked_title = ("captcha",)
+    blocked_text = ("Verifying you're not a bot", "Verifying you’re not a bot", "Switch to traditional CAPTCHA",
+                    "confirm you are not a robot", "I'm not a robot", "prove you're human")
+    blocked_css = '[id*="captcha" i], [class*="captcha" i]'
+    blocked_detail = "Brave captcha / bot check page"
+    ratelimited_text = ("Too many requests", "rate limit")
+    ratelimited_detail = "Brave rate-limit page"
+    no_results_text = ("Not many great matches came back for your search", "No results found")
 
     def build(self, query: str, options: SearchOptions) -> Request:
         text = query_with_site(query, options.site)
@@ -168,47 +120,35 @@ class Brave(Engine):
         headers["Referer"] = "https://search.brave.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        failure = http_failure(response)
-        if failure:
-            return failure
-        text = response.text or ""
-        tree = parse_html(text)
-        base = response.url or URL
-        items = []
-        for block in tree.css('[data-type="web"]'):
-            if _is_ad(block):
-                continue
-            title_node = first(block, ".search-snippet-title", ".snippet-title", ".title")
-            link = _result_link(block, title_node)
-            if link is None:
-                continue
-            url = unwrap(attr(link, "href"), base)
-            host = _host(url) if url.startswith(("http://", "https://")) else ""
-            if not host or host == "search.brave.com":
-                continue  # relative or Brave-internal links (ad redirects) are not results
-            title = text_of(title_node) if title_node is not None else text_of(link)
-            snippet, when = _snippet_and_date(block, options)
-            items.append((title, url, snippet, when))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
+    def link_of(self, block, title_node):
+        # The link that wraps the title (or is it); else Brave's result-header link classes.
+        node = title_node
+        while node is not None and node != block:
+            if node.tag == "a" and attr(node, "href"):
+                return node
+            node = node.parent
+        return first(block, *self.link)
 
-        visible = page_text(tree, 8000)
-        title = text_of(tree.css_first("title")).lower()
-        where = (response.url or "").lower()
-        if (
-            "captcha" in title
-            or "/captcha" in where
-            or any(marker in visible for marker in _CAPTCHA_TEXT)
-            or tree.css_first('[id*="captcha" i], [class*="captcha" i]') is not None
-        ):
-            return Parsed("blocked", detail="Brave captcha / bot check page")
-        if any(marker in visible for marker in _RATELIMIT_TEXT):
-            return Parsed("ratelimited", detail="Brave rate-limit page")
-        if any(marker in visible for marker in _NO_RESULTS_TEXT):
-            return Parsed("empty", detail="no results")
-        return not_understood("no [data-type=web] snippets and no no-results message")
+    def snippet_and_date(self, block, options: SearchOptions):
+        content = first(block, ".generic-snippet .content", ".snippet-description", ".content")
+        if content is None:
+            return "", None
+        # Video-style snippets: a description div plus "Published <date>" attributes.
+        attributes = content.css_first(".snippet-attributes")
+        if attributes is not None:
+            description = content.css_first("div")
+            snippet = text_of(description) if description != attributes else ""
+            return snippet, parse_date(text_of(attributes), options.now)
+        snippet = text_of(content)
+        stamp_node = _leading_stamp(content)
+        if stamp_node is not None:
+            stamp = text_of(stamp_node)
+            when = parse_date(_DATE_TAIL.sub("", stamp), options.now)
+            if when is not None:
+                if snippet.startswith(stamp):
+                    snippet = snippet[len(stamp):].strip()
+                return snippet, when
+        return snippet, leading_date(snippet, options.now)
 
 
 ENGINE = Brave()

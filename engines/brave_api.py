@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
+from engines.brave import COUNTRIES
 from engines.dates import parse_date
+from engines.regions import by_country
 from engines.jsonapi import (
     MESSAGE_CHARS,
+    KeyedEngine,
     country_of,
     header_retry_after,
     keyed_failure,
@@ -98,7 +91,7 @@ def brave_failure(response: Response, data: object) -> Parsed | None:
     )
 
 
-class BraveApi(Engine):
+class BraveApi(KeyedEngine):
     facts = EngineFacts(
         name="brave-api",
         tier="primary",
@@ -108,6 +101,9 @@ class BraveApi(Engine):
         key_env="BRAVE_API_KEY",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=by_country(COUNTRIES, code=str.upper),
+        default_region="all countries",
         description="Brave Search API (Brave's own index), keyed",
     )
 
@@ -115,8 +111,8 @@ class BraveApi(Engine):
         text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 1), 20)))]
         if options.region:
-            country = country_of(options.region)
-            if country:
+            country = self.facts.region_code(options.region)
+            if country:  # only the countries Brave lists; anything else is its default, ALL
                 params.append(("country", country))
             params.append(("search_lang", search_lang(options.region)))
         if options.time_range:
@@ -125,11 +121,11 @@ class BraveApi(Engine):
         # api_headers already asks for application/json, which Brave requires.
         return keyed_request("GET", URL, options, "X-Subscription-Token", params=tuple(params))
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    def classify_status(self, response: Response) -> Parsed | None:
+        return brave_failure(response, load_json(response))
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         data = load_json(response)
-        failure = brave_failure(response, data)
-        if failure:
-            return failure
         if not isinstance(data, dict):
             if response.body[:2] == b"\x1f\x8b":
                 return not_understood("body is still gzip-compressed")

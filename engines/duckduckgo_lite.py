@@ -11,54 +11,27 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines import duckduckgo as ddg
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.duckduckgo_html import refusal_of, region_code
-from engines.markup import attr, page_text, parse_html, text_of
+from engines.markup import attr, text_of
 from engines.redirects import unwrap
+from engines.scraped import Item, ScrapedEngine, hostname
 
 URL = "https://lite.duckduckgo.com/lite/"
 
-_TIME = {"day": "d", "week": "w", "month": "m", "year": "y"}
-_SAFE = {"off": "-2", "moderate": "-1", "strict": "1"}
-
-_NO_RESULTS = ("No results.", "No more results.")
-
-
-def _page_text(response: Response) -> str:
-    """The decoded page; re-decode a UTF-16 body the transport read as a byte-per-char charset."""
-    text = response.text or ""
-    body = response.body or b""
-    if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "\x00" in text[:200]:
-        try:
-            return body.decode("utf-16")
-        except UnicodeDecodeError:
-            return body.decode("utf-16", errors="replace")
-    return text
-
 
 def _is_ad_link(url: str) -> bool:
+    """DuckDuckGo's ad redirect, duckduckgo.com/y.js?..."""
     try:
-        parts = urlsplit(url)
+        path = urlsplit(url).path
     except ValueError:
         return False
-    host = (parts.hostname or "").lower()
-    return host.endswith("duckduckgo.com") and parts.path.startswith("/y.js")
+    return hostname(url).endswith("duckduckgo.com") and path.startswith("/y.js")
 
 
-class DuckDuckGoLite(Engine):
+class DuckDuckGoLite(ScrapedEngine):
     facts = EngineFacts(
         name="duckduckgo-lite",
         tier="fallback",
@@ -67,14 +40,23 @@ class DuckDuckGoLite(Engine):
         index="bing",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=ddg.REGIONS,
+        default_region="no region (wt-wt)",
         description="DuckDuckGo Lite endpoint (POST, table layout), serves Bing's index",
     )
+    url = URL
+    results = "a.result-link"
+    no_results_text = ("No results.", "No more results.")
+    blocked_text = ddg.BLOCKED_TEXT
+    blocked_markup = ddg.BLOCKED_MARKUP
+    blocked_detail = ddg.BLOCKED_DETAIL
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        form = [("q", query_with_site(query, options.site)), ("kl", region_code(options.region))]
+        form = [("q", query_with_site(query, options.site)), ("kl", ddg.region_code(options.region))]
         if options.time_range:
-            form.append(("df", _TIME[options.time_range]))
-        form.append(("kp", _SAFE.get(options.safesearch, "-1")))
+            form.append(("df", ddg.TIME[options.time_range]))
+        form.append(("kp", ddg.SAFE.get(options.safesearch, "-1")))
         headers = browser_headers(options.region)
         headers.update({
             "Content-Type": "application/x-www-form-urlencoded",
@@ -83,16 +65,24 @@ class DuckDuckGoLite(Engine):
         })
         return Request("POST", URL, form=tuple(form), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        text = _page_text(response)
-        refusal = refusal_of(response, text)  # the same 202 answer and anomaly page as the html endpoint
-        if refusal:
-            return refusal
-        failure = http_failure(response)
-        if failure:
-            return failure
-        tree = parse_html(text)
-        base = response.url if (response.url or "").startswith("http") else URL
+    def classify_status(self, response: Response) -> Parsed | None:
+        return ddg.refusal_status(response)  # the same 202 answer as the html endpoint
+
+    def decode(self, response: Response) -> str:
+        """The decoded page; re-decode a UTF-16 body the transport read as a byte-per-char charset."""
+        text = response.text or ""
+        body = response.body or b""
+        if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "\x00" in text[:200]:
+            try:
+                return body.decode("utf-16")
+            except UnicodeDecodeError:
+                return body.decode("utf-16", errors="replace")
+        return text
+
+    def items(self, tree, base: str, options: SearchOptions) -> list[Item]:
+        # One table; each result takes four rows: the numbered title link (a.result-link), the snippet
+        # (td.result-snippet), the displayed URL (span.link-text, sometimes a .timestamp) and a spacer.
+        # Sponsored results carry tr.result-sponsored on any of their rows (and link through y.js).
         groups: list[dict] = []
         current: dict | None = None
         for tr in tree.css("tr"):
@@ -118,17 +108,13 @@ class DuckDuckGoLite(Engine):
             url = unwrap(attr(link, "href"), base)
             if group["sponsored"] or _is_ad_link(url) or not url.startswith(("http://", "https://")):
                 continue
-            snippet = group["snippet"]
-            stamp = group["stamp"]
+            snippet, stamp = group["snippet"], group["stamp"]
             when = parse_date(stamp, options.now) if stamp else leading_date(snippet, options.now)
             items.append((text_of(link), url, snippet, when))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
-        visible = page_text(tree, 4000)
-        if any(marker in visible for marker in _NO_RESULTS):
-            return Parsed("empty", detail="no results")
-        if groups:
+        return items
+
+    def unrecognised(self, response: Response, text: str, tree, query: str, options: SearchOptions) -> Parsed:
+        if tree.css_first("a.result-link") is not None:
             return not_understood("only sponsored rows and no no-results message")
         return not_understood("no a.result-link rows and no no-results message")
 

@@ -5,22 +5,13 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    not_understood,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, rows_from
 from engines.dates import parse_date
 from engines.jsonapi import (
     SNIPPET_CHARS,
+    KeyedEngine,
     country_of,
     error_message,
-    keyed_failure,
     keyed_request,
     linked,
     load_json,
@@ -98,7 +89,7 @@ def start_date(time_range: str, now: datetime | None) -> str:
     return start.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-class Exa(Engine):
+class Exa(KeyedEngine):
     facts = EngineFacts(
         name="exa",
         tier="primary",
@@ -108,6 +99,7 @@ class Exa(Engine):
         key_env="EXA_API_KEY",
         native_site=True,
         native_time=True,
+        regions=None,  # userLocation: any two-letter country
         description="Exa search API (own neural/keyword index), keyed",
     )
 
@@ -128,14 +120,15 @@ class Exa(Engine):
             body["userLocation"] = country
         return keyed_request("POST", URL, options, "x-api-key", body=body)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    # A 402 or a message about credits or quota: the plan is spent.
+    service = "Exa"
+
+    def error_message(self, data: object) -> str:
+        return _error_message(data)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         data = load_json(response)
-        message = _error_message(data)
-        # A 402 or a message about credits or quota: the plan is spent.
-        failure = keyed_failure(response, message, "Exa")
-        if failure:
-            return failure
-        results = results_array(data, message)
+        results = results_array(data, _error_message(data))
         if isinstance(results, Parsed):
             return results
         items = [(plain_text(result.get("title")), unwrap(url), _snippet(result), _date(result, options))

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
 from engines.jsonapi import (
+    KeyedEngine,
     country_of,
     error_message,
     is_web_url,
-    keyed_failure,
     keyed_request,
     load_json,
     plain_text,
@@ -65,7 +55,7 @@ def _field(result: dict, key: str) -> str:
     return ""
 
 
-class Firecrawl(Engine):
+class Firecrawl(KeyedEngine):
     facts = EngineFacts(
         name="firecrawl",
         tier="fallback",
@@ -75,6 +65,7 @@ class Firecrawl(Engine):
         key_env="FIRECRAWL_API_KEY",
         native_site=True,
         native_time=True,
+        regions=None,  # country: any two-letter country
         description="Firecrawl search API (relays Google), keyed; fallback",
     )
 
@@ -93,13 +84,16 @@ class Firecrawl(Engine):
         # No scrapeOptions: only the result list, not page markdown (costs credits, bloats snippets).
         return keyed_request("POST", URL, options, "Authorization", "Bearer ", body=body)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    # Firecrawl's statuses: 401 bad key, 402 payment required (credits), 429 rate limit.
+    service = "Firecrawl"
+    quota_noun = "quota/credits"
+    quota_words = ("insufficient credits",)
+
+    def error_message(self, data: object) -> str:
+        return _error_message(data)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         data = load_json(response)
-        # Firecrawl's statuses: 401 bad key, 402 payment required (credits), 429 rate limit.
-        failure = keyed_failure(response, _error_message(data), "Firecrawl", quota_noun="quota/credits",
-                                quota_words=("insufficient credits",))
-        if failure:
-            return failure
         if not isinstance(data, dict):
             return not_understood("response is not a JSON object")
         if data.get("success") is False:

@@ -13,8 +13,9 @@ import json
 import re
 from typing import Callable, Iterator, Mapping
 
-from engines.base import Parsed, Request, Response, SearchOptions, http_failure, not_understood, parse_retry_after
+from engines.base import Engine, Parsed, Request, Response, SearchOptions, http_failure, not_understood, parse_retry_after
 from engines.browser import api_headers
+from engines.regions import country_of, language_of  # noqa: F401  (re-exported: the APIs' region helpers)
 
 # Longest snippet we keep; APIs hand back whole paragraphs or page text.
 SNIPPET_CHARS = 400
@@ -100,22 +101,6 @@ def trim(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut.rstrip(" ,;:-–—…") + "…"
 
 
-# ----- regions ---------------------------------------------------------------
-
-def language_of(region: str) -> str:
-    """The lower-case language subtag of a region ("pt_BR" -> "pt")."""
-    return region.replace("_", "-").split("-")[0].lower()
-
-
-def country_of(region: str | None) -> str | None:
-    """The two-letter country subtag of a region ("en-US" -> "US", "zh-Hans-CN" -> "CN"), else None."""
-    parts = (region or "").replace("_", "-").split("-")[1:]
-    for part in reversed(parts):
-        if len(part) == 2 and part.isalpha():
-            return part.upper()
-    return None
-
-
 # ----- keyed APIs ------------------------------------------------------------
 
 def keyed_request(method: str, url: str, options: SearchOptions, key_header: str, scheme: str = "", *,
@@ -177,3 +162,22 @@ def keyed_failure(
         return Parsed("ratelimited", detail=f"{rate_limit_detail}{suffix}", retry_after=wait(response))
     failure = http_failure(response) or Parsed("error", detail=f"HTTP {status}")
     return dataclasses.replace(failure, detail=failure.detail + suffix)
+
+
+class KeyedEngine(Engine):
+    """A keyed JSON API: its statuses are classified by `keyed_failure` with the engine's own quota rules
+    (which statuses and words mean a spent quota) and its own error text."""
+
+    service: str = ""
+    quota_statuses: tuple[int, ...] = (402,)
+    quota_words: tuple[str, ...] = ("credit", "quota")
+    quota_noun: str = "quota"
+
+    def error_message(self, data: object) -> str:
+        """The API's error text in a JSON body ("" when there is none)."""
+        return error_message(data, ("error", "message"))
+
+    def classify_status(self, response: Response) -> Parsed | None:
+        return keyed_failure(response, self.error_message(load_json(response)), self.service,
+                             quota_statuses=self.quota_statuses, quota_words=self.quota_words,
+                             quota_noun=self.quota_noun)

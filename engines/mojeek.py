@@ -10,36 +10,16 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Request, SearchOptions, query_with_site
 from engines.browser import browser_headers
-from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, page_text, parse_html, text_of
-from engines.redirects import unwrap
+from engines.markup import attr
+from engines.scraped import ScrapedEngine
 
 URL = "https://www.mojeek.com/search"
 
 _SAFE = {"off": "0", "moderate": "1", "strict": "1"}
 # Mojeek writes the United Kingdom as "uk" (its own region links use reg=uk).
 _COUNTRY_ALIASES = {"gb": "uk"}
-
-_CAPTCHA_MARKERS = ("captcha-wrap", "altcha", "/js/page_specific/challenge.js")
-_BLOCK_TEXT = (
-    "automated queries",
-    "JavaScript is required to complete this challenge",
-    "Sorry, your network appears to be sending automated queries",
-)
-_NO_RESULTS_TEXT = ("No pages found", "No results found")
 
 
 def _months_back(day: date, months: int) -> date:
@@ -81,14 +61,7 @@ def region_cookies(region: str | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def _is_ad(block) -> bool:
-    classes = attr(block, "class").lower().split()
-    if any(c in ("ad", "ads", "sponsored") or c.startswith("ad-") for c in classes):
-        return True
-    return block.css_first("[class*='sponsored'], [class*='ad-label'], .ad") is not None
-
-
-class Mojeek(Engine):
+class Mojeek(ScrapedEngine):
     facts = EngineFacts(
         name="mojeek",
         tier="fallback",
@@ -97,8 +70,24 @@ class Mojeek(Engine):
         index="mojeek",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate"),  # safe=0/1: nothing stricter than on
+        regions=None,  # language bias (lb) and region code (arc) from any language-COUNTRY tag
         description="Mojeek web search, its own independent crawl (no Bing/Google)",
     )
+    url = URL
+    results = "ul.results-standard > li"
+    title = ("h2 a.title", "a.title", "h2 a")  # the title is its link
+    snippet = ("p.s",)
+    date = (".date", ".mdate", "time")
+    ad_inside = "[class*='sponsored'], [class*='ad-label'], .ad"
+    internal_hosts = ("mojeek.com",)  # relative links are Mojeek's own pages ("See more results from ...")
+    blocked_title = ("captcha",)
+    blocked_text = ("automated queries", "JavaScript is required to complete this challenge",
+                    "Sorry, your network appears to be sending automated queries")
+    blocked_markup = ("captcha-wrap", "altcha", "/js/page_specific/challenge.js")
+    blocked_detail = "Mojeek captcha / automated-queries page"
+    no_results_text = ("No pages found", "No results found")
+    # (A 403 is Mojeek's "automated queries" page: the base's HTTP classification says blocked.)
 
     def build(self, query: str, options: SearchOptions) -> Request:
         text = query_with_site(query, options.site)
@@ -112,44 +101,8 @@ class Mojeek(Engine):
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         return Request("GET", URL, params=tuple(params), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        failure = http_failure(response)
-        if failure:
-            # A 403 is Mojeek's "automated queries" page: http_failure says blocked.
-            return failure
-        text = response.text or ""
-        tree = parse_html(text)
-        base = response.url or URL
-        items = []
-        for block in tree.css("ul.results-standard > li"):
-            if _is_ad(block):
-                continue
-            link = first(block, "h2 a.title", "a.title", "h2 a")
-            if link is None:
-                continue
-            href = attr(link, "href") or attr(block.css_first("a.ob"), "href")
-            if not href.startswith(("http://", "https://", "//")):
-                continue  # relative links are Mojeek's own pages ("See more results from ...")
-            url = unwrap(href, base)
-            snippet = text_of(first(block, "p.s"))
-            stamp = text_of(first(block, ".date", ".mdate", "time"))
-            when = parse_date(stamp, options.now) if stamp else leading_date(snippet, options.now)
-            items.append((text_of(link), url, snippet, when))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
-
-        title = text_of(tree.css_first("title"))
-        visible = page_text(tree, 6000)
-        if (
-            title.strip().lower() == "captcha"
-            or any(marker in text for marker in _CAPTCHA_MARKERS)
-            or any(marker in visible for marker in _BLOCK_TEXT)
-        ):
-            return Parsed("blocked", detail="Mojeek captcha / automated-queries page")
-        if any(marker in visible for marker in _NO_RESULTS_TEXT):
-            return Parsed("empty", detail="no results")
-        return not_understood("no ul.results-standard rows and no no-results message")
+    def href_of(self, block, link) -> str:
+        return attr(link, "href") or attr(block.css_first("a.ob"), "href")
 
 
 ENGINE = Mojeek()

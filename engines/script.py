@@ -14,10 +14,3 @@ def is_cjk_char(char: str) -> bool:
 
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text or ""))
-
-
-def cjk_ratio(text: str) -> float:
-    letters = [c for c in text or "" if c.isalnum()]
-    if not letters:
-        return 0.0
-    return sum(1 for c in letters if is_cjk_char(c)) / len(letters)

@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import Engine, EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
 from engines.browser import api_headers
 from engines.dates import leading_date, parse_date
 from engines.jsonapi import country_of, language_of, load_json, plain_text
@@ -63,6 +52,8 @@ class Searxng(Engine):
         url_env="METASEARCH_SEARXNG_URL",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=None,  # language: any language-COUNTRY tag
         description="Self-hosted SearXNG instance (JSON API), set by URL",
     )
 
@@ -81,17 +72,18 @@ class Searxng(Engine):
         params.append(("safesearch", _SAFE[options.safesearch]))
         return Request("GET", base_of(options.base_url) + "/search", params=tuple(params), headers=api_headers())
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        data = load_json(response)
+    def classify_status(self, response: Response) -> Parsed | None:
         if response.status == 403:
             # SearXNG answers 403 when "json" is not in search.formats of settings.yml.
             return Parsed("error", detail="HTTP 403: format=json is disabled on the SearXNG instance "
                                           "(add json to search.formats in settings.yml)")
-        failure = http_failure(response)
-        if failure:
-            if response.status == 429:
-                return dataclasses.replace(failure, detail="HTTP 429 (SearXNG limiter)")
-            return failure
+        failure = super().classify_status(response)
+        if failure is not None and response.status == 429:
+            return dataclasses.replace(failure, detail="HTTP 429 (SearXNG limiter)")
+        return failure
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        data = load_json(response)
         if not isinstance(data, dict):
             if response.text.lstrip()[:1] == "<":
                 return not_understood("HTML page instead of JSON (is base_url the SearXNG instance?)")

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
 from engines.dates import parse_date
 from engines.jsonapi import (
+    KeyedEngine,
     country_of,
     error_message,
     linked,
-    keyed_failure,
     keyed_request,
     language_of,
     load_json,
@@ -43,7 +33,7 @@ def hl_for(region: str) -> str:
     return _HL_WITH_REGION.get(f"{lang}-{country}", lang)
 
 
-class Serper(Engine):
+class Serper(KeyedEngine):
     facts = EngineFacts(
         name="serper",
         tier="primary",
@@ -53,6 +43,7 @@ class Serper(Engine):
         key_env="SERPER_API_KEY",
         native_site=True,
         native_time=True,
+        regions=None,  # gl (country) and hl (language) from any region
         description="Serper Google search API, keyed",
     )
 
@@ -69,14 +60,17 @@ class Serper(Engine):
         # Serper has no safe-search switch: Google's default (moderate) applies.
         return keyed_request("POST", URL, options, "X-API-KEY", body=body)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    # Serper: 403 "Unauthorized." for a bad key, 400 "Not enough credits", 429 rate limit.
+    # It says "credits" (plural) and "quota"; the wording stays Serper's own.
+    service = "Serper"
+    quota_noun = "quota/credits"
+    quota_words = ("credits", "quota")
+
+    def error_message(self, data: object) -> str:
+        return _error_message(data)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         data = load_json(response)
-        # Serper: 403 "Unauthorized." for a bad key, 400 "Not enough credits", 429 rate limit.
-        # It says "credits" (plural) and "quota"; the wording stays Serper's own.
-        failure = keyed_failure(response, _error_message(data), "Serper", quota_noun="quota/credits",
-                                quota_words=("credits", "quota"))
-        if failure:
-            return failure
         if not isinstance(data, dict):
             return not_understood("response is not a JSON object")
         organic = data.get("organic")

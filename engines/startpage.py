@@ -18,7 +18,6 @@ import re
 from urllib.parse import urlsplit
 
 from engines.base import (
-    Engine,
     EngineFacts,
     Parsed,
     Request,
@@ -28,12 +27,11 @@ from engines.base import (
     http_failure,
     not_understood,
     query_with_site,
-    rows_from,
 )
 from engines.browser import browser_headers
-from engines.dates import leading_date
-from engines.markup import attr, first, inside, page_text, parse_html, text_of
-from engines.redirects import unwrap
+from engines.markup import attr, first, text_of
+from engines.regions import table
+from engines.scraped import ScrapedEngine
 
 BASE = "https://www.startpage.com"
 HOME_URL = BASE + "/"
@@ -88,10 +86,11 @@ def language_for(region: str | None) -> str:
     return _LANGUAGES.get(lowered.split("-")[0], "english")
 
 
+REGIONS = table(_REGIONS)
+
+
 def region_for(region: str | None) -> str:
-    if not region:
-        return "all"
-    return _REGIONS.get(region.lower(), "all")
+    return ENGINE.facts.region_code(region) or "all"
 
 
 def search_request(query: str, options: SearchOptions, token: str | None) -> Request:
@@ -134,10 +133,6 @@ def _token(tree) -> str:
     return attr(node, "value")
 
 
-def _has_search_form(tree) -> bool:
-    return first(tree, "form#search", 'form[action="/sp/search"]', 'input[name="sc"]') is not None
-
-
 def _query_shown(tree) -> str:
     """The query a results page echoes in its forms (a home page has none)."""
     for node in tree.css('input[name="query"]'):
@@ -147,14 +142,12 @@ def _query_shown(tree) -> str:
     return ""
 
 
-def _is_ad_or_internal(url: str) -> bool:
+def _is_google_ad(url: str) -> bool:
     host, path = _path(url)
-    if re.match(r"^(www\.)?google\.[a-z.]+$", host) and path.startswith(("/aclk", "/pagead")):
-        return True
-    return host.endswith("startpage.com")
+    return bool(re.match(r"^(www\.)?google\.[a-z.]+$", host)) and path.startswith(("/aclk", "/pagead"))
 
 
-class Startpage(Engine):
+class Startpage(ScrapedEngine):
     facts = EngineFacts(
         name="startpage",
         tier="fallback",
@@ -163,60 +156,70 @@ class Startpage(Engine):
         index="google",
         native_site=True,
         native_time=True,
+        safesearch_levels=("off", "moderate", "strict"),
+        regions=REGIONS,
+        default_region="all regions",
         description="Startpage (Google results); home page token, then a form POST",
     )
+    url = SEARCH_URL
+    # div.result blocks with css-hashed classes (result css-o7i03b): only stable tokens are used.
+    results = "div.result"
+    link = ("a.result-title", "a.result-link", "h2 a[href]", "h3 a[href]")
+    snippet = ("p.description", ".description")  # may open with a date: "14 Oct 2023 ... text"
+    ad_class = re.compile(r"(?!)")  # ads are told by their container (ad_around)
+    ad_around = _AD_CONTAINER
+    internal_hosts = ("startpage.com",)
+    blocked_urls = ("startpage.com/sp/captcha",)
+    # In markup (a form posting to /sp/captcha, a captcha widget) or in the visible text.
+    blocked_markup = ("/sp/captcha", "g-recaptcha", "h-captcha", "hcaptcha.com", "captcha-form")
+    blocked_text = ("captcha", "error 883", "unusual traffic", "verify you are human", "verify you're human")
+    blocked_detail = "Startpage captcha page"
+    no_results_text = ("did not match any documents", "did not match any results", "No results found for",
+                       "We didn't find any results", "We did not find any results")
 
     def build(self, query: str, options: SearchOptions) -> Request:
         return Request("GET", HOME_URL, headers=browser_headers(options.region))
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        host, path = _path(response.url)
-        if host.endswith("startpage.com") and path.startswith("/sp/captcha"):
-            return Parsed("blocked", detail="Startpage captcha (redirected to /sp/captcha)")
-        searched = path.startswith("/sp/search")
-        failure = http_failure(response)
-        if failure:
-            if not searched and failure.status == "error" and generic_wall(response) is None:
-                # The home page only lends a token; without one the search is still worth making.
-                return Parsed("ok", rows=(), detail=f"home page failed ({failure.detail}); searching without a token",
-                              follow_up=search_request(query, options, None))
-            return failure
-        text = response.text or ""
-        tree = parse_html(text)
-        base = response.url if (response.url or "").startswith("http") else SEARCH_URL
-        items = []
-        blocks = tree.css("div.result")
-        for block in blocks:
-            if inside(block, _AD_CONTAINER):
-                continue
-            link = first(block, "a.result-title", "a.result-link", "h2 a[href]", "h3 a[href]")
-            if link is None:
-                continue
-            url = unwrap(attr(link, "href"), base)
-            if not url.startswith(("http://", "https://")) or _is_ad_or_internal(url):
-                continue
-            title = text_of(first(link, "h2", "h3")) or text_of(link)
-            snippet = text_of(first(block, "p.description", ".description"))
-            items.append((title, url, snippet, leading_date(snippet, options.now)))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
-        visible = page_text(tree, 8000)
-        lowered = visible.lower()
-        if any(marker in text for marker in _CAPTCHA_MARKUP) or any(m in lowered for m in _CAPTCHA_TEXT):
-            return Parsed("blocked", detail="Startpage captcha page")
-        if any(marker in visible for marker in _NO_RESULTS_MARKERS):
-            return Parsed("empty", detail="no results")
+    def classify_status(self, response: Response) -> Parsed | None:
+        if not self._searched(response):
+            # The home page: its status is judged in parse_body (a failed home page still searches).
+            return super().classify_status(response) if self._blocked_url(response) else None
+        return super().classify_status(response)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        if not self._searched(response):
+            failure = http_failure(response)
+            if failure is not None:
+                if failure.status == "error" and generic_wall(response) is None:
+                    # The home page only lends a token; without one the search is still worth making.
+                    return Parsed("ok", rows=(), follow_up=search_request(query, options, None),
+                                  detail=f"home page failed ({failure.detail}); searching without a token")
+                return failure
+        return super().parse_body(response, query, options)
+
+    def is_result_url(self, url: str) -> bool:
+        return super().is_result_url(url) and not _is_google_ad(url)
+
+    def title_of(self, title_node, link) -> str:
+        return text_of(first(link, "h2", "h3")) or text_of(link)
+
+    def unrecognised(self, response: Response, text: str, tree, query: str, options: SearchOptions) -> Parsed:
         wall = generic_wall(response)
         if wall is not None:
             return wall
-        if not blocks and not searched and not _query_shown(tree):
+        if not self._searched(response) and not tree.css("div.result") and not _query_shown(tree):
             # The home page: its search form carries the token the real search needs (a page we cannot
             # read there is no reason not to search: the search goes ahead without the token).
             token = _token(tree)
             detail = "home page token" if token else "home page without sc token; searching without it"
             return Parsed("ok", rows=(), detail=detail, follow_up=search_request(query, options, token or None))
         return not_understood("no div.result blocks and no no-results message")
+
+    def _searched(self, response: Response) -> bool:
+        return _path(response.url)[1].startswith("/sp/search")
+
+    def _blocked_url(self, response: Response) -> bool:
+        return any(marker in (response.url or "").lower() for marker in self.blocked_urls)
 
 
 ENGINE = Startpage()

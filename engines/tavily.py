@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import re
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    not_understood,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, rows_from
 from engines.dates import parse_date
 from engines.jsonapi import (
     MESSAGE_CHARS,
+    KeyedEngine,
     error_message,
-    keyed_failure,
     keyed_request,
     linked,
     load_json,
@@ -56,7 +47,7 @@ def _error_message(data: object) -> str:
     return error_message(data, ("error", "message"))
 
 
-class Tavily(Engine):
+class Tavily(KeyedEngine):
     facts = EngineFacts(
         name="tavily",
         tier="primary",
@@ -82,16 +73,19 @@ class Tavily(Engine):
             body["time_range"] = options.time_range  # day | week | month | year, as Tavily names them
         return keyed_request("POST", URL, options, "Authorization", "Bearer ", body=body)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+    # Tavily's statuses: 401 bad key, 429 rate limit, 432 plan limit, 433 pay-as-you-go limit.
+    # Its quota answers are told by status alone, not by the message.
+    service = "Tavily"
+    quota_statuses = (402, 432, 433)
+    quota_words = ()
+
+    def error_message(self, data: object) -> str:
+        return _error_message(data)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         data = load_json(response)
-        message = _error_message(data)
-        # Tavily's statuses: 401 bad key, 429 rate limit, 432 plan limit, 433 pay-as-you-go limit.
-        # Its quota answers are told by status alone, not by the message.
-        failure = keyed_failure(response, message, "Tavily", quota_statuses=(402, 432, 433), quota_words=())
-        if failure:
-            return failure
         # Empty `results` is "empty" even beside an `answer`: an answer alone is not a row.
-        results = results_array(data, message)
+        results = results_array(data, _error_message(data))
         if isinstance(results, Parsed):
             return results
         items = []

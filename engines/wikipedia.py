@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    rows_from,
-)
+from engines.base import Engine, EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, rows_from
 from engines.browser import api_headers
 from engines.dates import parse_date
 from engines.jsonapi import header_retry_after, load_json
 from engines.markup import parse_html, text_of
+from engines.regions import REGIONS, language_of
 from engines.script import has_cjk
 
 # Language editions a region may select (the larger Wikipedias). A region whose
@@ -32,6 +23,14 @@ WIKI_LANGS = frozenset(
 CJK_LANGS = frozenset({"zh", "ja", "ko", "yue"})
 # Region language subtags whose Wikipedia has another code.
 _ALIASES = {"nb": "no", "iw": "he", "in": "id", "fil": "tl", "zh-yue": "yue"}
+
+
+def _edition(tag: str) -> str:
+    lang = language_of(tag)
+    return _ALIASES.get(lang, lang)
+
+
+_EDITIONS = {tag: _edition(tag) for tag in sorted(REGIONS) if _edition(tag) in WIKI_LANGS}
 
 
 def wiki_language(query: str, region: str | None) -> str:
@@ -70,6 +69,9 @@ class Wikipedia(Engine):
         index="wikipedia",
         native_site=False,  # the API cannot filter by site; the pipeline does
         native_time=False,
+        # A region picks the edition of its language (when the query is in that edition's script).
+        regions=_EDITIONS,
+        default_region="en (zh for CJK queries)",
         description="Wikipedia search API (zh for CJK queries, en otherwise), keyless",
     )
 
@@ -88,10 +90,7 @@ class Wikipedia(Engine):
         # api_headers carries a descriptive User-Agent, as Wikimedia's policy asks.
         return Request("GET", f"https://{lang}.wikipedia.org/w/api.php", params=params, headers=api_headers())
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        failure = http_failure(response)
-        if failure:
-            return failure
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         data = load_json(response)
         if not isinstance(data, dict):
             return not_understood("response is not a JSON object")

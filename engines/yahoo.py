@@ -19,22 +19,12 @@ from __future__ import annotations
 import re
 from urllib.parse import urlencode, urlsplit
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date
-from engines.markup import ancestor, attr, first, inside, page_text, parse_html, text_of
-from engines.redirects import unwrap
+from engines.markup import ancestor, attr, first, text_of
+from engines.regions import by_country
+from engines.scraped import ScrapedEngine
 
 DEFAULT_HOST = "search.yahoo.com"
 
@@ -124,7 +114,7 @@ def _title(heading, link) -> str:
     return text
 
 
-class Yahoo(Engine):
+class Yahoo(ScrapedEngine):
     facts = EngineFacts(
         name="yahoo",
         tier="fallback",
@@ -134,8 +124,25 @@ class Yahoo(Engine):
         native_site=True,
         native_time=True,
         native_time_ranges=("day", "week", "month"),  # Yahoo has no past-year filter
+        safesearch_levels=("off", "moderate", "strict"),
+        # A region is served by the country site of its country (its language only sets vl).
+        regions=by_country([c for c in _HOSTS if c != "UK"], code=lambda country: _HOSTS[country]),
+        default_region="search.yahoo.com (US)",
         description="Yahoo web search (country subdomains by region), serves Bing's index",
     )
+    url = f"https://{DEFAULT_HOST}/search"
+    # 2021 and 2026 result blocks are div.algo-sr; a div.algo counts when it has a compTitle.
+    results = "div.algo-sr, div.algo"
+    title = ("h3",)
+    link = (".compTitle a[href]", "a[href]")
+    snippet = (".compText p", ".compText")
+    ad_class = _AD_CONTAINER
+    ad_around = _AD_CONTAINER
+    blocked_urls = tuple(f"://{host}/" for host in _CONSENT_HOSTS)
+    blocked_css = "form.consent-form"
+    blocked_markup = _CONSENT_MARKERS
+    blocked_detail = "consent page"
+    no_results_text = _NO_RESULTS_MARKERS
 
     def build(self, query: str, options: SearchOptions) -> Request:
         text = query_with_site(query, options.site)
@@ -157,51 +164,32 @@ class Yahoo(Engine):
         headers["Cookie"] = "sB=" + urlencode(preferences)
         return Request("GET", f"https://{host_for(options.region)}/search", params=tuple(params), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        try:
-            host = (urlsplit(response.url or "").hostname or "").lower()
-        except ValueError:
-            host = ""
-        if host in _CONSENT_HOSTS:
-            return Parsed("blocked", detail="consent page")
+    def classify_status(self, response: Response) -> Parsed | None:
         if response.status == 999:
             # Yahoo's "999 Unable to process request at this time": a temporary bot block.
             return Parsed("ratelimited", detail="HTTP 999 (Yahoo request throttled)")
-        failure = http_failure(response)
-        if failure:
-            return failure
-        text = response.text or ""
-        tree = parse_html(text)
-        base = response.url if (response.url or "").startswith("http") else f"https://{DEFAULT_HOST}/search"
-        items = []
-        for block in tree.css("div.algo-sr, div.algo"):
-            classes = attr(block, "class")
-            if "algo-sr" not in classes.split() and block.css_first(".compTitle") is None:
-                continue
-            if _AD_CONTAINER.search(classes) or inside(block, _AD_CONTAINER):
-                continue
-            heading = block.css_first("h3")
-            link = None
-            if heading is not None:
-                link = heading.css_first("a[href]") or ancestor(heading, "a")
-            if link is None:
-                link = first(block, ".compTitle a[href]", "a[href]")
-            if link is None:
-                continue
-            url = unwrap(attr(link, "href"), base)
-            if not url.startswith(("http://", "https://")) or _is_ad_url(url):
-                continue
-            snippet = _clean(text_of(first(block, ".compText p", ".compText")))
-            items.append((_clean(_title(heading, link)), url, snippet, leading_date(snippet, options.now)))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
-        if tree.css_first("form.consent-form") is not None or any(marker in text for marker in _CONSENT_MARKERS):
-            return Parsed("blocked", detail="consent page")
-        visible = page_text(tree, 8000)
-        if any(marker in visible for marker in _NO_RESULTS_MARKERS):
-            return Parsed("empty", detail="no results")
-        return not_understood("no div.algo-sr blocks and no no-results message")
+        return super().classify_status(response)
+
+    def blocks(self, tree) -> list:
+        return [block for block in tree.css(self.results)
+                if "algo-sr" in attr(block, "class").split() or block.css_first(".compTitle") is not None]
+
+    def link_of(self, block, title_node):
+        if title_node is not None:
+            link = title_node.css_first("a[href]") or ancestor(title_node, "a")
+            if link is not None:
+                return link
+        return first(block, *self.link)
+
+    def is_result_url(self, url: str) -> bool:
+        return super().is_result_url(url) and not _is_ad_url(url)
+
+    def title_of(self, title_node, link) -> str:
+        return _clean(_title(title_node, link))
+
+    def snippet_and_date(self, block, options: SearchOptions):
+        snippet = _clean(text_of(first(block, *self.snippet)))
+        return snippet, leading_date(snippet, options.now)
 
 
 ENGINE = Yahoo()

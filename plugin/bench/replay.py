@@ -283,7 +283,7 @@ class RecordingTransport(Transport):
         secrets = [*self.secrets, *request.secrets]
         body = request_body(request)
         headers = {k: v for k, v in request.headers.items() if not _SECRET_HEADER.search(k)}
-        response_headers = {k: v for k, v in response.headers.items()
+        response_headers = {str(k): v for k, v in response.headers.items()  # plain str, not multidict's istr
                             if not _SECRET_HEADER.search(k) and k.lower() not in ("content-encoding",
                                                                                    "transfer-encoding",
                                                                                    "content-length")}

@@ -1,0 +1,208 @@
+"""Engines that read an HTML results page: selectors and markers as data, one shared extractor.
+
+As in ddgs (an engine is a few declarative attributes read by one extractor), a scraped engine is its
+request builder, a block of selectors (result container, title, link, snippet, date), a block of
+markers (no results, CAPTCHA/block, rate limit) and hooks only for its real quirks. The extractor
+and the classification of a page without rows live here, once:
+
+    rows?            ok (with the engine's spelling correction, if the page shows one)
+    no rows, then:   blocked   (a block marker in the visible text, the <title>, or a CSS match)
+                     ratelimited (a rate-limit marker in the visible text)
+                     empty     (a no-results element or text)
+                     blocked   (a block marker in the raw markup: weaker, scripts carry such strings)
+                     the engine's `unrecognised` hook, by default "page not understood"
+
+Visible-text markers are matched case-insensitively against the page text without scripts and styles.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import ClassVar
+from urllib.parse import urlsplit
+
+from engines.base import (
+    Engine,
+    Parsed,
+    Response,
+    SearchOptions,
+    not_understood,
+    parse_retry_after,
+    rows_from,
+)
+from engines.dates import leading_date, parse_date
+from engines.markup import ancestor, attr, first, inside, page_text, parse_html, text_of
+from engines.redirects import unwrap
+
+Item = tuple[str, str, str, "date | None"]
+
+# Class tokens engines give ad containers: "ad", "ads", "sponsored", "ad-…".
+AD_CLASS = re.compile(r"(?:^|\s)(?:ads?|sponsored|ad-[\w-]*)(?:\s|$)", re.I)
+
+
+def hostname(url: str) -> str:
+    """The lower-case host of a URL, or "" when it has none or cannot be split."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return ""
+
+
+def on_host(host: str, domains: tuple[str, ...]) -> bool:
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+class ScrapedEngine(Engine):
+    """A scraped engine: subclasses set facts, `url`, selectors and markers, and build their request."""
+
+    # The results page; the base for relative links when the response does not say where it came from.
+    url: ClassVar[str] = ""
+
+    # --- selectors (CSS; a tuple is tried in order, the first selector that matches wins) ---
+    results: ClassVar[str] = ""                    # one result container
+    title: ClassVar[tuple[str, ...]] = ()          # the title inside a container
+    link: ClassVar[tuple[str, ...]] = ()           # the link, when the title has none inside or around it
+    snippet: ClassVar[tuple[str, ...]] = ()
+    date: ClassVar[tuple[str, ...]] = ()           # a date stamp; else a date opening the snippet
+    ad_class: ClassVar[re.Pattern[str]] = AD_CLASS  # a container whose class matches is an ad
+    ad_inside: ClassVar[str] = ""                  # CSS of an ad label inside a container
+    ad_around: ClassVar[re.Pattern[str] | None] = None  # an ancestor whose id/class matches makes an ad
+    internal_hosts: ClassVar[tuple[str, ...]] = ()  # links to these hosts are the engine's own pages
+    correction: ClassVar[tuple[str, ...]] = ()     # the corrected query the page shows, if any
+
+    # --- markers: what a page without rows is ---
+    no_results_css: ClassVar[str] = ""
+    no_results_text: ClassVar[tuple[str, ...]] = ()
+    blocked_urls: ClassVar[tuple[str, ...]] = ()   # in the final URL: a block page, whatever its status or rows
+    blocked_text: ClassVar[tuple[str, ...]] = ()   # visible text or <title>
+    blocked_title: ClassVar[tuple[str, ...]] = ()  # <title> only
+    blocked_css: ClassVar[str] = ""
+    blocked_markup: ClassVar[tuple[str, ...]] = ()  # raw page, case-sensitive
+    blocked_detail: ClassVar[str] = "challenge page (CAPTCHA)"
+    ratelimited_text: ClassVar[tuple[str, ...]] = ()
+    ratelimited_detail: ClassVar[str] = "rate-limit page"
+
+    # ----- the shared extractor -----
+    def classify_status(self, response: Response) -> Parsed | None:
+        """A block page's URL says blocked whatever the status; otherwise the base's HTTP classification."""
+        where = (response.url or "").lower()
+        if any(marker in where for marker in self.blocked_urls):
+            return Parsed("blocked", detail=self.blocked_detail)
+        return super().classify_status(response)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        text = self.decode(response)
+        tree = parse_html(text)
+        self.prepare(tree)
+        rows = rows_from(self.items(tree, self.base_url(response), options))
+        if rows:
+            return Parsed("ok", rows, correction=self.corrected_query(tree, query))
+        return self.no_rows(response, text, tree, query, options)
+
+    # ----- hooks, with the behaviour most engines share -----
+    def decode(self, response: Response) -> str:
+        """The page text the parser reads (an engine may repair a transport's mis-decoding)."""
+        return response.text or ""
+
+    def prepare(self, tree) -> None:
+        """Adjust the parsed tree before extraction (e.g. drop inline scripts that pollute text)."""
+
+    def base_url(self, response: Response) -> str:
+        """What relative links are resolved against: where the page came from."""
+        return response.url if (response.url or "").startswith(("http://", "https://")) else self.url
+
+    def items(self, tree, base: str, options: SearchOptions) -> list[Item]:
+        """(title, url, snippet, date) of every result container that is not an ad, in page order."""
+        items = []
+        for block in self.blocks(tree):
+            if self.is_ad(block):
+                continue
+            item = self.extract(block, base, options)
+            if item is not None:
+                items.append(item)
+        return items
+
+    def blocks(self, tree) -> list:
+        return tree.css(self.results)
+
+    def is_ad(self, block) -> bool:
+        if self.ad_class.search(attr(block, "class")):
+            return True
+        if self.ad_inside and block.css_first(self.ad_inside) is not None:
+            return True
+        return self.ad_around is not None and inside(block, self.ad_around)
+
+    def extract(self, block, base: str, options: SearchOptions) -> Item | None:
+        title_node = first(block, *self.title) if self.title else None
+        link = self.link_of(block, title_node)
+        if link is None:
+            return None
+        url = unwrap(self.href_of(block, link), base)
+        if not self.is_result_url(url):
+            return None
+        snippet, when = self.snippet_and_date(block, options)
+        return self.title_of(title_node, link), url, snippet, when
+
+    def link_of(self, block, title_node):
+        """The title's own link (the title itself, inside it, or around it), else the `link` selectors."""
+        if title_node is not None:
+            if title_node.tag == "a" and attr(title_node, "href"):
+                return title_node
+            inner = title_node.css_first("a[href]")
+            if inner is not None:
+                return inner
+            around = ancestor(title_node, "a", stop=block)
+            if around is not None and attr(around, "href"):
+                return around
+        return first(block, *self.link) if self.link else None
+
+    def href_of(self, block, link) -> str:
+        return attr(link, "href")
+
+    def is_result_url(self, url: str) -> bool:
+        """An absolute http(s) link with a host, not to the engine's own pages."""
+        if not url.startswith(("http://", "https://")):
+            return False
+        host = hostname(url)
+        return bool(host) and not on_host(host, self.internal_hosts)
+
+    def title_of(self, title_node, link) -> str:
+        return text_of(title_node) if title_node is not None else text_of(link)
+
+    def snippet_and_date(self, block, options: SearchOptions) -> tuple[str, date | None]:
+        snippet = text_of(first(block, *self.snippet)) if self.snippet else ""
+        stamp = self.stamp_of(block)
+        when = parse_date(stamp, options.now) if stamp else leading_date(snippet, options.now)
+        return snippet, when
+
+    def stamp_of(self, block) -> str:
+        return text_of(first(block, *self.date)) if self.date else ""
+
+    def corrected_query(self, tree, query: str) -> str | None:
+        """The query the engine says it searched instead, when the page shows one."""
+        if not self.correction:
+            return None
+        text = text_of(first(tree, *self.correction)).strip(" \"'“”‘’")
+        return text if text and text.casefold() != query.strip().casefold() else None
+
+    # ----- a page without rows -----
+    def no_rows(self, response: Response, text: str, tree, query: str, options: SearchOptions) -> Parsed:
+        visible = page_text(tree, 8000).lower()
+        title = text_of(tree.css_first("title")).lower()
+        if (any(m.lower() in visible or m.lower() in title for m in self.blocked_text)
+                or any(m.lower() in title for m in self.blocked_title)
+                or (self.blocked_css and tree.css_first(self.blocked_css) is not None)):
+            return Parsed("blocked", detail=self.blocked_detail)
+        if any(m.lower() in visible for m in self.ratelimited_text):
+            return Parsed("ratelimited", detail=self.ratelimited_detail,
+                          retry_after=parse_retry_after(response.headers.get("retry-after")))
+        if ((self.no_results_css and tree.css_first(self.no_results_css) is not None)
+                or any(m.lower() in visible for m in self.no_results_text)):
+            return Parsed("empty", detail="no results")
+        if any(marker in text for marker in self.blocked_markup):
+            return Parsed("blocked", detail=self.blocked_detail)
+        return self.unrecognised(response, text, tree, query, options)
+
+    def unrecognised(self, response: Response, text: str, tree, query: str, options: SearchOptions) -> Parsed:
+        return not_understood(f"no {self.results} results and no no-results message")
