@@ -20,6 +20,8 @@ from engines import (
     mojeek,
     searxng,
     serper,
+    so360,
+    sogou,
     startpage,
     tavily,
     wikipedia,
@@ -32,7 +34,7 @@ ENGINES: dict[str, Engine] = {
     for module in (
         # keyless, scraped
         duckduckgo_html, bing, bing_cn, brave, baidu, wikipedia,
-        duckduckgo_lite, yahoo, startpage, mojeek,
+        duckduckgo_lite, yahoo, startpage, mojeek, sogou, so360,
         # keyed APIs and self-hosted
         exa, tavily, brave_api, serper, searxng, firecrawl,
     )

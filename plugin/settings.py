@@ -44,7 +44,7 @@ DEFAULT_AUTHORITY_SUFFIXES: tuple[str, ...] = (
 # low enough that a fleet behind one address does not earn a ban. Keyed APIs enforce their own quotas.
 DEFAULT_BUDGETS: dict[str, int] = {
     "duckduckgo-html": 30, "duckduckgo-lite": 30, "bing": 60, "bing-cn": 60, "brave": 30, "baidu": 30,
-    "yahoo": 30, "startpage": 20, "mojeek": 20, "wikipedia": 200,
+    "yahoo": 30, "startpage": 20, "mojeek": 20, "sogou": 20, "so360": 20, "wikipedia": 200,
 }
 
 # Variables that hold API keys, by engine; read from the environment (never from flags).

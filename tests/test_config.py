@@ -108,7 +108,8 @@ def test_engines_json_lists_every_engine(clean_env, capsys):
     assert main(["engines", "--json"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert {"duckduckgo-html", "bing", "bing-cn", "brave", "baidu", "wikipedia", "duckduckgo-lite", "yahoo",
-            "startpage", "mojeek", "exa", "tavily", "brave-api", "firecrawl", "serper", "searxng"} == set(rows)
+            "startpage", "mojeek", "sogou", "so360", "exa", "tavily", "brave-api", "firecrawl", "serper",
+            "searxng"} == set(rows)
     assert rows["bing"]["enabled"] and rows["bing"]["tier"] == "primary"
     assert not rows["tavily"]["enabled"] and "TAVILY_API_KEY" in rows["tavily"]["disabled_reason"]
     assert not rows["searxng"]["enabled"] and "METASEARCH_SEARXNG_URL" in rows["searxng"]["disabled_reason"]

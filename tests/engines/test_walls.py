@@ -19,7 +19,7 @@ TOO_MANY = b"<html><head><title>429</title></head><body><h1>Too Many Requests</h
 
 
 @pytest.mark.parametrize("name", ["bing", "duckduckgo-html", "brave", "mojeek", "yahoo", "startpage", "baidu",
-                                  "duckduckgo-lite", "bing-cn"])
+                                  "duckduckgo-lite", "bing-cn", "sogou", "so360"])
 @pytest.mark.parametrize(("body", "status", "expected"), [
     (CLOUDFLARE, 200, "blocked"), (CLOUDFLARE, 503, "blocked"), (HCAPTCHA, 200, "blocked"),
     (UNUSUAL, 503, "blocked"), (CHINESE, 200, "blocked"), (TOO_MANY, 200, "ratelimited"),
