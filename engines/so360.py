@@ -155,7 +155,8 @@ class So360(Engine):
         tree = parse_html(text)
         for node in tree.css("script, style, noscript"):
             node.decompose()
-        base = response.url if (response.url or "").startswith("http") else URL
+        # Relative links are 360's own, also when the page came through a mirror or proxy endpoint.
+        base = response.url if _host_path(response.url or "")[0].endswith("so.com") else URL
         items = []
         for item in tree.css("li.res-list"):
             link = first(item, "h3.res-title a[href]")

@@ -219,7 +219,8 @@ class Sogou(Engine):
         tree = parse_html(response.text or "")
         for node in tree.css("script, style, noscript"):
             node.decompose()
-        base = response.url if (response.url or "").startswith("http") else URL
+        # Relative links are Sogou's own, also when the page came through a mirror or proxy endpoint.
+        base = response.url if _is_sogou(_host_path(response.url or "")[0]) else URL
         items = []
         for block in tree.css(_BLOCKS):
             if _nested(block) or _is_ad(block):

@@ -257,3 +257,33 @@ def test_parse_never_raises_on_cut_or_mutated_real_page(data):
     assert not parsed.detail.startswith("parser failure"), parsed.detail
     for row in parsed.rows:
         assert row.title and row.url.startswith(("http://", "https://"))
+
+
+# --- through the whole pipeline (loopback stand-in) ---------------------------
+
+async def test_search_through_a_loopback_so360(standins):
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+    from standins import page
+
+    so360 = await standins(page(_real_page()))
+    searcher = Searcher(Settings(endpoints={"so360": so360.url}, engines=["so360"]))
+    try:
+        response = await searcher.search("model context protocol 协议", time_range="week")
+    finally:
+        await searcher.close()
+    report = next(e for e in response.engines if e.name == "so360")
+    assert so360.requests[0].path == "/s"
+    assert so360.requests[0].query == {"q": ["model context protocol 协议"], "adv_t": ["w"]}
+    # Only the 51CTO row shows a date (2025-09-29), long before the week asked for; the undated rows
+    # are kept only by engines that apply the range themselves, which 360 is not declared to do.
+    assert report.status == "empty", report.detail
+
+    searcher = Searcher(Settings(endpoints={"so360": so360.url}, engines=["so360"]))
+    try:
+        response = await searcher.search("model context protocol 协议")
+    finally:
+        await searcher.close()
+    report = next(e for e in response.engines if e.name == "so360")
+    assert report.status == "ok", report.detail
+    assert "https://www.51cto.com/aigc/7924.html" in [row.url for row in response.results]

@@ -289,3 +289,41 @@ def test_parse_never_raises_on_cut_or_mutated_real_page(data):
     assert not parsed.detail.startswith("parser failure"), parsed.detail
     for row in parsed.rows:
         assert row.title and row.url.startswith(("http://", "https://"))
+
+
+# --- through the whole pipeline (loopback stand-in) ---------------------------
+
+async def test_search_through_a_loopback_sogou(standins):
+    from aiohttp import web
+
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+    from standins import page
+
+    real = _real_page()
+    sogou = await standins(page(real))
+    searcher = Searcher(Settings(endpoints={"sogou": sogou.url}, engines=["sogou"]))
+    try:
+        response = await searcher.search("model context protocol 协议")
+    finally:
+        await searcher.close()
+    report = next(e for e in response.engines if e.name == "sogou")
+    assert report.status == "ok", report.detail
+    assert sogou.requests[0].path == "/web"
+    assert sogou.requests[0].query["query"] == ["model context protocol 协议"]
+    assert "https://github.com/modelcontextprotocol" in [row.url for row in response.results]
+
+    async def to_antispider(request: web.Request, _standin) -> web.StreamResponse:
+        if request.path.startswith("/antispider"):
+            return web.Response(text=ANTISPIDER, content_type="text/html")
+        raise web.HTTPFound("/antispider/?from=%2Fweb%3Fquery%3Dx&suuid=1")
+
+    walled = await standins(to_antispider)
+    searcher = Searcher(Settings(endpoints={"sogou": walled.url}, engines=["sogou"]))
+    try:
+        response = await searcher.search("模型上下文协议")
+    finally:
+        await searcher.close()
+    report = next(e for e in response.engines if e.name == "sogou")
+    assert report.status == "blocked" and "anti-spider" in report.detail
+    assert [seen.path for seen in walled.requests] == ["/web", "/antispider/"]
