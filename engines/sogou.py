@@ -138,7 +138,9 @@ def _target(block, link, base: str) -> str:
     return href
 
 
-def _is_ad(block) -> bool:
+def _is_ad_or_card(block) -> bool:
+    if block.css_first(".special-wrap") is not None:  # special cards, left out as SearXNG's engine does
+        return True
     if _NOT_RESULTS.search(attr(block, "class")) or _NOT_RESULTS.search(attr(block, "id")):
         return True
     if inside(block, _NOT_RESULTS):
@@ -223,7 +225,7 @@ class Sogou(Engine):
         base = response.url if _is_sogou(_host_path(response.url or "")[0]) else URL
         items = []
         for block in tree.css(_BLOCKS):
-            if _nested(block) or _is_ad(block):
+            if _nested(block) or _is_ad_or_card(block):
                 continue
             link = first(block, "h3 a[href]")
             if link is None:

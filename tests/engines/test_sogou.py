@@ -163,6 +163,7 @@ def test_targets_cards_and_ads():
         '<h3><a href="/link?url=HINT">hint</a></h3><div data-url="https://hint.example/"></div></div>',
         '<div id="promotion_adv_container"><div class="vrwrap"><h3><a href="https://ad.example/">Ad</a></h3></div></div>',
         '<div class="vrwrap"><h3><a href="https://ad2.example/">Labelled ad</a></h3><span>广告</span></div>',
+        '<div class="vrwrap"><div class="special-wrap"><h3><a href="https://card.example/">Card</a></h3></div></div>',
     )
     parsed = _parse(page)
     assert parsed.status == "ok"
