@@ -179,7 +179,7 @@ def _date(block, snippet: str, options: SearchOptions):
         # The cite line is "site name · address · date"; the address is skipped so a path such as
         # /2025/04/02/ is not read as the page's date.
         for node in reversed(cite.css("span") or [cite]):
-            text = text_of(node)
+            text = re.split(r"\s[-–]\s", text_of(node))[-1]  # older markup: "host/path - date"
             if not text or "://" in text or text.startswith("www."):
                 continue
             when = parse_date(text, options.now)

@@ -193,7 +193,7 @@ def test_older_markup_is_read():
     """Sogou's pre-2020 result blocks (div.rb, h3.pt, div.ft, cite "host - date"), as SearXNG still reads them."""
     page = ('<html><body><div class="results"><div class="rb"><h3 class="pt"><a class="dttl" '
             'href="https://old.example/page">Old <em>markup</em></a></h3><div class="ft">Old snippet</div>'
-            '<div class="fb"><cite>old.example/page&nbsp;-&nbsp;2019-7-3</cite></div></div></div></body></html>')
+            '<div class="fb"><cite>old.example/2018/01/02/page&nbsp;-&nbsp;2019-7-3</cite></div></div></div></body></html>')
     parsed = _parse(page)
     assert parsed.status == "ok"
     row = parsed.rows[0]
