@@ -1,6 +1,7 @@
 """360 Search (www.so.com/s), Qihoo 360's own Chinese index.
 
-Request: `q`; the time range is 360's `adv_t` (d, w, m, y), as SearXNG's
+Request: `q`, and `pn` (1-based, as 360's own page links write it) beyond the
+first page; the time range is 360's `adv_t` (d, w, m, y), as SearXNG's
 360search engine and a public browser extension's time menu send it. No count
 or safe-search parameter is documented. 360 is known to answer some addresses
 (outside China) with an empty page, which is reported as an error, not as "no
@@ -137,6 +138,8 @@ class So360(Engine):
         params: list[tuple[str, str]] = [("q", query_with_site(query, options.site))]
         if options.time_range:
             params.append(("adv_t", _TIME[options.time_range]))
+        if options.page > 1:
+            params.append(("pn", str(options.page)))
         region = options.region or ""
         headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
         headers["Referer"] = "https://www.so.com/"

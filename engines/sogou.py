@@ -1,6 +1,7 @@
 """Sogou web search (www.sogou.com/web), Sogou's own Chinese index.
 
-Request: `query` and `ie=utf8` as Sogou's own search box sends them. The time
+Request: `query` and `ie=utf8` as Sogou's own search box sends them, `page`
+(1-based, as SearXNG and ddgs send it) beyond the first page. The time
 range is Sogou's `tsn` (1 day, 2 week, 3 month, 4 year) with the matching
 `sourceid=inttime_<range>`, as Sogou's time menu writes them (seen in public
 scrapers' URLs: `web?query=…&sourceid=inttime_week&tsn=2`; ddgs also sends
@@ -206,6 +207,8 @@ class Sogou(Engine):
         params: list[tuple[str, str]] = [("query", query_with_site(query, options.site)), ("ie", "utf8")]
         if options.time_range:
             params += [("tsn", _TSN[options.time_range]), ("sourceid", f"inttime_{options.time_range}")]
+        if options.page > 1:
+            params.append(("page", str(options.page)))
         region = options.region or ""
         headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
         headers["Referer"] = "https://www.sogou.com/"

@@ -66,6 +66,11 @@ def test_build_time_range(time_range, adv_t):
     assert ENGINE.build("x", SearchOptions(time_range=time_range)).params == (("q", "x"), ("adv_t", adv_t))
 
 
+def test_build_page():
+    assert ENGINE.build("x", SearchOptions(page=2, time_range="day")).params == (("q", "x"), ("adv_t", "d"), ("pn", "2"))
+    assert ENGINE.build("x", SearchOptions(page=1)).params == (("q", "x"),)
+
+
 def test_build_site_goes_into_query():
     assert ENGINE.build("成都 规划", SearchOptions(site="gov.cn")).params == (("q", "成都 规划 site:gov.cn"),)
 

@@ -66,6 +66,11 @@ def test_build_time_range(time_range, tsn):
     assert request.params == (("query", "x"), ("ie", "utf8"), ("tsn", tsn), ("sourceid", f"inttime_{time_range}"))
 
 
+def test_build_page():
+    assert ("page", "3") in ENGINE.build("x", SearchOptions(page=3)).params
+    assert [name for name, _ in ENGINE.build("x", SearchOptions(page=1)).params] == ["query", "ie"]
+
+
 def test_build_site_goes_into_query():
     assert ENGINE.build("成都 规划", SearchOptions(site="gov.cn")).params[0] == ("query", "成都 规划 site:gov.cn")
 
