@@ -8,6 +8,7 @@ and the engines' own key variables such as `EXA_API_KEY`) < explicit arguments
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
@@ -46,6 +47,9 @@ DEFAULT_BUDGETS: dict[str, int] = {
     "duckduckgo-html": 30, "duckduckgo-lite": 30, "bing": 60, "bing-cn": 60, "brave": 30, "baidu": 30,
     "yahoo": 30, "startpage": 20, "mojeek": 20, "sogou": 20, "so360": 20, "wikipedia": 200,
 }
+
+# Header names whose values are credentials (masked in `metasearch config`, redacted everywhere).
+SECRET_HEADER = re.compile(r"auth|token|key|cookie|secret|session|password", re.I)
 
 # Variables that hold API keys, by engine; read from the environment (never from flags).
 KEY_FIELDS: dict[str, str] = {
@@ -104,6 +108,20 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Engine name -> URL whose scheme, host and port replace the engine's own (mirrors, proxies, tests)",
     )
+    proxy: str | None = Field(
+        None, description="Proxy for every engine: http://, https:// or socks5:// (socks needs the socks extra); "
+                          "credentials in it are never shown")
+    proxies: dict[str, str] = Field(
+        default_factory=dict, description="Engine name -> its own proxy URL, or 'direct' (METASEARCH_PROXIES as JSON)")
+    proxy_from_env: bool = Field(
+        True, description="Use HTTPS_PROXY / HTTP_PROXY / ALL_PROXY when no proxy is set; NO_PROXY hosts go direct")
+    ca_file: Path | None = Field(
+        None, description="Extra CA certificates (PEM) to trust, e.g. a TLS-inspecting corporate proxy's")
+    user_agent: str | None = Field(
+        None, description="User-Agent for every engine instead of each engine's own default")
+    extra_headers: dict[str, str] = Field(
+        default_factory=dict, description="Headers added to every request, over the engine's own "
+                                          "(METASEARCH_EXTRA_HEADERS as JSON)")
 
     # --- engines ---
     engines: list[str] | None = Field(None, description="Default engine selection (None: every enabled engine)")
@@ -173,6 +191,35 @@ class Settings(BaseSettings):
                 raise ValueError(f"endpoint for {name!r} must be an http(s) URL, got {url!r}")
         return value
 
+    @field_validator("proxy")
+    @classmethod
+    def _proxy_is_a_proxy_url(cls, value: str | None) -> str | None:
+        from plugin.infra.egress import check_proxy_url
+
+        return check_proxy_url(value) if value else None
+
+    @field_validator("proxies")
+    @classmethod
+    def _proxies_are_per_known_engine(cls, value: dict[str, str]) -> dict[str, str]:
+        from plugin.infra.egress import DIRECT, check_proxy_url
+
+        for name, url in value.items():
+            if name not in ENGINES:
+                raise ValueError(f"proxies: unknown engine {name!r}")
+            if url.strip().lower() != DIRECT:
+                check_proxy_url(url)
+        return value
+
+    @field_validator("user_agent", "extra_headers")
+    @classmethod
+    def _headers_are_single_lines(cls, value):
+        # A CR or LF would let a value smuggle a header or a request of its own.
+        items = value.items() if isinstance(value, dict) else [("User-Agent", value or "")]
+        for name, text in items:
+            if any(ch in f"{name}{text}" for ch in "\r\n\0") or not name.strip() or ":" in name:
+                raise ValueError(f"header {name[:40]!r} must be a name without ':' and a single-line value")
+        return value
+
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings):
@@ -218,7 +265,15 @@ class Settings(BaseSettings):
         return f"{engine}@{endpoint.rstrip('/')}" if endpoint else engine
 
     def secret_values(self) -> list[str]:
-        return [key for key in (self.api_key(name) for name in KEY_FIELDS) if key]
+        """Values no log, error or response may show: API keys, proxy credentials, secret-looking headers."""
+        from plugin.infra.egress import environment_proxies, url_secrets
+
+        keys = [key for key in (self.api_key(name) for name in KEY_FIELDS) if key]
+        proxies = [self.proxy, *self.proxies.values()]
+        if self.proxy_from_env:
+            proxies += list(environment_proxies().values())
+        headers = [value for name, value in self.extra_headers.items() if SECRET_HEADER.search(name) and len(value) >= 4]
+        return keys + [s for url in proxies for s in url_secrets(url)] + headers
 
 
 # The TOML file `Settings.load` asked for; plain `Settings()` reads no file.

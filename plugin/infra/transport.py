@@ -16,6 +16,7 @@ import aiohttp
 
 from engines.base import Headers, Request, Response
 from plugin.infra.charset import decode_body
+from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers, mask_url, url_secrets
 from plugin.infra.logs import get_logger
 from plugin.settings import Settings
 
@@ -95,25 +96,60 @@ class Transport:
         self.settings = settings
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # SOCKS proxies work at the connector, so each one gets a session of its own (same cookie jar).
+        self._socks_sessions: dict[str, aiohttp.ClientSession] = {}
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _ssl(self):
+        if self.settings.ca_file is None:
+            return True
+        import ssl
+
+        context = ssl.create_default_context()
+        context.load_verify_locations(cafile=str(self.settings.ca_file))
+        return context
+
+    def _new_session(self, connector: aiohttp.BaseConnector, cookie_jar: aiohttp.abc.AbstractCookieJar
+                     ) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=cookie_jar,
+            # Deadlines are set per exchange; no session-wide default may cut them short.
+            timeout=aiohttp.ClientTimeout(total=None),
+            # Bodies are decompressed by _Body, which can tell a truncated stream from a whole one.
+            auto_decompress=False,
+            # Proxies are chosen per request in plugin.infra.egress (NO_PROXY, SOCKS, per engine).
+            trust_env=False,
+        )
+
+    def _get_session(self, proxy: str | None = None) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
             connector = aiohttp.TCPConnector(
                 limit=self.settings.pool_limit,
                 limit_per_host=self.settings.pool_limit_per_host,
                 ttl_dns_cache=300,
+                ssl=self._ssl(),
             )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                cookie_jar=aiohttp.CookieJar(unsafe=True),
-                # Deadlines are set per exchange; no session-wide default may cut them short.
-                timeout=aiohttp.ClientTimeout(total=None),
-                # Bodies are decompressed by _Body, which can tell a truncated stream from a whole one.
-                auto_decompress=False,
-            )
+            self._session = self._new_session(connector, aiohttp.CookieJar(unsafe=True))
+            self._socks_sessions = {}
             self._loop = loop
-        return self._session
+        if proxy is None or urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
+            return self._session
+        session = self._socks_sessions.get(proxy)
+        if session is None or session.closed:
+            try:
+                from aiohttp_socks import ProxyConnector
+            except ImportError:
+                raise TransportError("error", f"proxy {mask_url(proxy)} needs the socks extra: "
+                                              "pip install 'metasearch[socks]'") from None
+            scheme = urlsplit(proxy).scheme.lower()
+            # socks5h: names resolved by the proxy; socks5 as curl does it: resolved here.
+            connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
+                                                limit=self.settings.pool_limit,
+                                                limit_per_host=self.settings.pool_limit_per_host, ssl=self._ssl())
+            session = self._new_session(connector, self._session.cookie_jar)
+            self._socks_sessions[proxy] = session
+        return session
 
     @property
     def open_connections(self) -> int:
@@ -126,9 +162,11 @@ class Transport:
         return acquired + idle
 
     async def close(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+        for session in [self._session, *self._socks_sessions.values()]:
+            if session is not None and not session.closed:
+                await session.close()
         self._session = None
+        self._socks_sessions = {}
 
     async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
         """Perform one exchange; `deadline` is a loop time after which it is abandoned."""
@@ -137,14 +175,20 @@ class Transport:
         if remaining <= 0:
             raise TransportError("timeout", "deadline passed before the request was sent")
         started = time.perf_counter()
-        session = self._get_session()
+        settings = self.settings
+        proxy = choose_proxy(url, engine, settings.proxy, settings.proxies, settings.proxy_from_env)
+        session = self._get_session(proxy)
+        # Credentials of the proxy are redacted from every detail, like API keys.
+        secrets = (*request.secrets, *url_secrets(proxy))
         kwargs: dict = {
             "params": list(request.params) or None,
-            "headers": dict(request.headers),
+            "headers": identity_headers(request.headers, settings.user_agent, settings.extra_headers),
             "allow_redirects": True,
             "max_redirects": self.settings.max_redirects,
             "timeout": aiohttp.ClientTimeout(total=remaining),
         }
+        if proxy is not None and session is self._session:
+            kwargs["proxy"] = proxy
         if request.form is not None:
             kwargs["data"] = list(request.form)
         elif request.json is not None:
@@ -153,6 +197,9 @@ class Transport:
         try:
             async with asyncio.timeout(remaining):
                 async with session.request(request.method, url, **kwargs) as resp:
+                    if proxy is not None and resp.status == 407:  # the proxy's answer, not the engine's
+                        raise TransportError("error", f"proxy {mask_url(proxy)} refused the request: HTTP 407 "
+                                                      "Proxy Authentication Required")
                     declared = resp.content_length
                     if declared is not None and declared > cap:
                         raise TransportError("error", f"response of {declared} bytes exceeds the {cap}-byte cap")
@@ -174,14 +221,27 @@ class Transport:
             raise TransportError("error", f"more than {self.settings.max_redirects} redirects (redirect loop?)") from None
         except aiohttp.ClientPayloadError as exc:
             raise TransportError("error", redact(f"body could not be read or decompressed: {exc}",
-                                                 request.secrets)[:200]) from None
+                                                 secrets)[:200]) from None
+        except aiohttp.ClientProxyConnectionError as exc:
+            raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} unreachable: {exc.os_error or exc}",
+                                                 secrets)[:200]) from None
+        except aiohttp.ClientHttpProxyError as exc:
+            raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} refused the request: HTTP "
+                                                 f"{exc.status} {exc.message}", secrets)[:200]) from None
         except aiohttp.ClientConnectorError as exc:
-            raise TransportError("error", redact(f"connection failed: {exc.os_error or exc}", request.secrets)[:200]) from None
+            raise TransportError("error", redact(f"connection failed: {exc.os_error or exc}", secrets)[:200]) from None
         except aiohttp.ClientError as exc:
-            raise TransportError("error", redact(f"{type(exc).__name__}: {exc}", request.secrets)[:200]) from None
+            raise TransportError("error", redact(f"{type(exc).__name__}: {exc}", secrets)[:200]) from None
         except (UnicodeError, ValueError) as exc:
-            raise TransportError("error", redact(f"invalid request or response: {exc}", request.secrets)[:200]) from None
+            raise TransportError("error", redact(f"invalid request or response: {exc}", secrets)[:200]) from None
+        except Exception as exc:
+            if proxy is None or type(exc).__module__.split(".")[0] not in ("python_socks", "aiohttp_socks"):
+                raise
+            # SOCKS failures (refused, bad credentials, unreachable target) are the SOCKS library's own.
+            raise TransportError("error", redact(f"proxy {mask_url(proxy)} failed: {type(exc).__name__}: {exc}",
+                                                 secrets)[:200]) from None
         text, encoding = decode_body(body, headers.get("content-type"))
-        log.debug("%s %s%s -> %s (%d bytes, %s, %.0f ms)", request.method, urlsplit(url).netloc,
-                  urlsplit(url).path, status, len(body), encoding, (time.perf_counter() - started) * 1000)
+        log.debug("%s %s%s -> %s (%d bytes, %s, %.0f ms%s)", request.method, urlsplit(url).netloc,
+                  urlsplit(url).path, status, len(body), encoding, (time.perf_counter() - started) * 1000,
+                  f", via {mask_url(proxy)}" if proxy else "")
         return Response(status=status, url=final_url, headers=headers, body=body, text=text)

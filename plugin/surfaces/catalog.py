@@ -73,7 +73,18 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
         if field.endswith("_api_key"):
             secret = getattr(settings, field)
             data[field] = "set (masked)" if secret is not None and secret.get_secret_value() else None
-    from plugin.settings import KEY_FIELDS
+    from plugin.infra.egress import mask_url
+    from plugin.settings import KEY_FIELDS, SECRET_HEADER
+
+    # Proxy credentials and credential-like headers: shown as set, never as written.
+    data["proxy"] = mask_url(settings.proxy) if settings.proxy else None
+    data["proxies"] = {name: mask_url(url) for name, url in settings.proxies.items()}
+    data["extra_headers"] = {name: "set (masked)" if SECRET_HEADER.search(name) else value
+                             for name, value in settings.extra_headers.items()}
+    if settings.proxy_from_env:
+        from plugin.infra.egress import environment_proxies
+
+        data["environment_proxies"] = {scheme: mask_url(url) for scheme, url in environment_proxies().items()}
 
     data["keys_from_key_file"] = sorted(
         env for name, env in KEY_FIELDS.items()

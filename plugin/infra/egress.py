@@ -1,0 +1,122 @@
+"""How requests leave this process: through which proxy, and under which identity (User-Agent, extra
+headers).
+
+Proxy choice, first match wins: the engine's own entry in `proxies` (a URL, or `direct`), the `proxy`
+setting, then (with `proxy_from_env`) `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` by the target's
+scheme. A host listed in `NO_PROXY` is always reached directly. aiohttp's own `trust_env` is not used:
+it knows no SOCKS and no per-engine choice, so the decision is made here for every request.
+
+Proxy URLs may carry credentials (`http://user:secret@proxy:3128`); they are shown masked everywhere
+(`mask_url`) and their values join the redaction list (`proxy_secrets`).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from typing import Mapping
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h", "socks4")
+SOCKS_SCHEMES = ("socks5", "socks5h", "socks4")
+DIRECT = "direct"
+
+
+def check_proxy_url(url: str) -> str:
+    """A proxy URL with a known scheme and a host, else ValueError (a settings error)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in PROXY_SCHEMES or not parts.hostname:
+        raise ValueError(f"a proxy must be a URL such as http://host:3128 or socks5://host:1080, "
+                         f"got {mask_url(url)!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise ValueError(f"proxy {mask_url(url)!r} has an invalid port") from None
+    if parts.path not in ("", "/") or parts.query:
+        raise ValueError(f"proxy {mask_url(url)!r} must not have a path or query")
+    if parts.scheme.lower() in SOCKS_SCHEMES and not socks_available():
+        raise ValueError(f"{parts.scheme} proxies need the socks extra: pip install 'metasearch[socks]'")
+    return url.strip()
+
+
+def socks_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("aiohttp_socks") is not None
+
+
+def mask_url(url: str) -> str:
+    """The URL with any user name and password replaced by ****."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "[unparseable URL]"
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, f"****@{host}", parts.path, parts.query, parts.fragment))
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """What of a proxy URL must never be shown: its user-info as written, and the password (decoded too)."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    if "@" not in parts.netloc:
+        return []
+    userinfo = parts.netloc.rsplit("@", 1)[0]
+    found = [userinfo]
+    if parts.password:
+        # A short password alone would redact ordinary words; the user-info still covers it in URLs.
+        found += [p for p in {parts.password, unquote(parts.password)} if len(p) >= 6]
+    return found
+
+
+def environment_proxies() -> dict[str, str]:
+    """HTTP(S)_PROXY / ALL_PROXY from the environment, by scheme (lower-case names win, as in curl)."""
+    return {scheme: url for scheme, url in urllib.request.getproxies_environment().items()
+            if scheme in ("http", "https", "all") and url}
+
+
+def bypassed(host: str) -> bool:
+    """Whether NO_PROXY names this host (or a domain it is in, or `*`)."""
+    if not (os.environ.get("no_proxy") or os.environ.get("NO_PROXY")):
+        return False
+    return bool(urllib.request.proxy_bypass_environment(host))
+
+
+def choose_proxy(url: str, engine: str, proxy: str | None, per_engine: Mapping[str, str],
+                 from_env: bool) -> str | None:
+    """The proxy URL for one request of `engine` to `url`, or None to connect directly."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return None
+    if host and bypassed(host):
+        return None
+    chosen = per_engine.get(engine) or proxy
+    if chosen:
+        return None if chosen.strip().lower() == DIRECT else chosen
+    if from_env:
+        found = environment_proxies()
+        return found.get(parts.scheme.lower()) or found.get("all")
+    return None
+
+
+def identity_headers(headers: Mapping[str, str], user_agent: str | None,
+                     extra: Mapping[str, str]) -> dict[str, str]:
+    """The engine's headers with the configured User-Agent and extra headers laid over them
+    (names compared case-insensitively, so `user-agent` replaces the engine's `User-Agent`)."""
+    merged = dict(headers)
+    overrides = dict(extra)
+    if user_agent:
+        overrides["User-Agent"] = user_agent
+    for name, value in overrides.items():
+        for existing in [key for key in merged if key.lower() == name.lower()]:
+            del merged[existing]
+        merged[name] = value
+    return merged
