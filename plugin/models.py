@@ -8,7 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 EngineStatus = Literal[
-    "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled"
+    "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled",
+    "late",  # still running when the answer went out (its rows are not in it); see plugin/pipeline/tiers.py
 ]
 # Statuses that mean the engine failed us (they start or extend a cooldown).
 FAILURE_STATUSES: frozenset[str] = frozenset({"timeout", "error", "blocked", "ratelimited"})
@@ -29,7 +30,8 @@ class EngineReport(BaseModel):
     name: str
     tier: Literal["primary", "fallback"]
     status: EngineStatus
-    latency_ms: int | None = None
+    latency_ms: int | None = Field(None, description="The engine's own time: requests out, queue time excluded")
+    queue_ms: int | None = Field(None, description="Time waiting for admission (our load, not the engine's)")
     rows: int = Field(0, description="Rows the engine's page held")
     kept: int = Field(0, description="Rows that survived filters and the relevance gate")
     detail: str = ""

@@ -99,11 +99,33 @@ class Settings(BaseSettings):
     )
 
     # --- transport ---
-    timeout_ms: int = Field(15000, ge=50, le=120000, description="Per-engine deadline for the whole exchange")
+    timeout_ms: int = Field(15000, ge=50, le=120000,
+                            description="Per-engine deadline for the whole exchange (the engine's own time: "
+                                        "time queued for admission is not counted)")
     max_response_bytes: int = Field(4_000_000, ge=10_000, description="Response-size cap, enforced while reading")
     max_redirects: int = Field(5, ge=0, le=20)
-    pool_limit: int = Field(100, ge=1, description="Open connections per process")
-    pool_limit_per_host: int = Field(8, ge=1)
+    pool_limit: int = Field(100, ge=1, description="Requests out at once per process")
+    # --- admission: politeness per upstream, queue time kept apart (plugin/infra/admission.py) ---
+    upstream_concurrency: int = Field(8, ge=1, le=1000, description="Requests out at once per upstream")
+    upstream_rps: dict[str, float] = Field(
+        default_factory=dict,
+        description="Engine (or engine@endpoint) -> requests started per second at most (none: no rate limit)")
+    admission_wait_ms: int = Field(
+        30000, ge=0, le=600000,
+        description="Longest a request waits for admission; then the engine is skipped as overloaded")
+    # --- when a search answers (plugin/pipeline/tiers.py) ---
+    deadline_ms: int = Field(
+        5000, ge=100, le=600000,
+        description="Overall deadline of a search, both tiers, from its first request out (METASEARCH_DEADLINE_MS)")
+    quorum: float = Field(0.5, gt=0, le=1,
+                          description="Share of the running engines that must have answered before an early answer")
+    grace_ms: int = Field(500, ge=0, le=60000,
+                          description="Wait after a quorum answered and `limit` rows were kept, for the rest")
+    soft_deadline_ms: int = Field(
+        2500, ge=0, le=600000,
+        description="Time after which a search answers once it has `limit` rows, quorum or not, and starts the "
+                    "fallback tier when it has fewer")
+    workers: int = Field(1, ge=1, le=64, description="Processes `metasearch serve` runs on one port")
     endpoints: dict[str, str] = Field(
         default_factory=dict,
         description="Engine name -> URL whose scheme, host and port replace the engine's own (mirrors, proxies, tests)",
@@ -182,6 +204,14 @@ class Settings(BaseSettings):
                     "same state store; engines behind an endpoint override have none unless set by that key")
 
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
+
+    @field_validator("upstream_rps")
+    @classmethod
+    def _rates_are_positive(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, rate in value.items():
+            if not rate > 0:
+                raise ValueError(f"upstream_rps for {name!r} must be a positive number, got {rate!r}")
+        return value
 
     @field_validator("endpoints")
     @classmethod

@@ -118,7 +118,7 @@ async def main_async(concurrency: int, total: int) -> dict:
                        "max": round(latencies[-1] * 1000, 1)},
         "peak_open_connections": peak_connections,
         "pool_limit": settings.pool_limit,
-        "pool_limit_per_host": settings.pool_limit_per_host,
+        "upstream_concurrency": settings.upstream_concurrency,
         "rss_mb_after_100": round(rss_after_100 or float("nan"), 1),
         f"rss_mb_after_{total}": round(rss_end, 1),
         "rss_growth_mb": round(rss_end - (rss_after_100 or rss_end), 1),

@@ -60,6 +60,7 @@ async def test_every_engine_misbehaving_at_once(standins):
     names = list(endpoints)
     settings = Settings(
         endpoints=endpoints, engines=names, tiers={name: "primary" for name in names}, timeout_ms=1500,
+        quorum=1.0,  # wait for every engine: this test is about how each failure is classified
         max_response_bytes=2_000_000, exa_api_key="exa-key-123456", tavily_api_key="tavily-key-123456",
         serper_api_key="serper-key-123456", brave_api_key="brave-key-123456",
         searxng_url="http://searxng.invalid",

@@ -1,8 +1,9 @@
 """The one place that does network I/O.
 
 One aiohttp session (connection pool, cookies) is reused across searches.
-Every exchange runs under the engine's deadline (headers and body alike), the
-body is read in chunks against a size cap, and decoded with its real charset.
+Every exchange first waits for admission (plugin/infra/admission.py: per-upstream politeness, queue
+time kept apart), then runs under the engine's own clock (headers and body alike); the body is read
+in chunks against a size cap, and decoded with its real charset.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from engines.base import Headers, Request, Response
+from plugin.infra.admission import OVERLOADED, Admission, EngineClock, Overloaded
 from plugin.infra.charset import decode_body
 from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers, mask_url, url_secrets
 from plugin.infra.logs import get_logger
@@ -27,7 +29,8 @@ _TEXTUAL = ("text/", "application/json", "application/xhtml", "application/xml",
 
 
 class TransportError(Exception):
-    """An exchange that produced no usable response. `kind` is a status: timeout or error."""
+    """An exchange that produced no usable response. `kind` is a status: timeout, error, or skipped
+    (not admitted: `overloaded`)."""
 
     def __init__(self, kind: str, detail: str):
         super().__init__(detail)
@@ -98,6 +101,7 @@ class Transport:
         self._loop: asyncio.AbstractEventLoop | None = None
         # SOCKS proxies work at the connector, so each one gets a session of its own (same cookie jar).
         self._socks_sessions: dict[str, aiohttp.ClientSession] = {}
+        self.admission = Admission(settings)
 
     def _ssl(self):
         if self.settings.ca_file is None:
@@ -124,9 +128,11 @@ class Transport:
     def _get_session(self, proxy: str | None = None) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
+            # Admission keeps requests out within pool_limit and upstream_concurrency, so the pool never
+            # makes an admitted request wait (that wait would count against the engine's deadline).
             connector = aiohttp.TCPConnector(
                 limit=self.settings.pool_limit,
-                limit_per_host=self.settings.pool_limit_per_host,
+                limit_per_host=0,
                 ttl_dns_cache=300,
                 ssl=self._ssl(),
             )
@@ -146,7 +152,7 @@ class Transport:
             # socks5h: names resolved by the proxy; socks5 as curl does it: resolved here.
             connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
                                                 limit=self.settings.pool_limit,
-                                                limit_per_host=self.settings.pool_limit_per_host, ssl=self._ssl())
+                                                limit_per_host=0, ssl=self._ssl())
             session = self._new_session(connector, self._session.cookie_jar)
             self._socks_sessions[proxy] = session
         return session
@@ -168,10 +174,17 @@ class Transport:
         self._session = None
         self._socks_sessions = {}
 
-    async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
-        """Perform one exchange; `deadline` is a loop time after which it is abandoned."""
+    async def fetch(self, request: Request, engine: str, clock: EngineClock) -> Response:
+        """Perform one exchange: wait for admission (queue time), then spend the engine's own time."""
         url = with_endpoint(request.url, self.settings.endpoints.get(engine))
-        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            async with self.admission.admit(self.settings.upstream(engine), engine, clock):
+                return await self._exchange(request, engine, url, clock)
+        except Overloaded:
+            raise TransportError("skipped", OVERLOADED) from None
+
+    async def _exchange(self, request: Request, engine: str, url: str, clock: EngineClock) -> Response:
+        remaining = clock.remaining()
         if remaining <= 0:
             raise TransportError("timeout", "deadline passed before the request was sent")
         started = time.perf_counter()
@@ -185,7 +198,6 @@ class Transport:
             "headers": identity_headers(request.headers, settings.user_agent, settings.extra_headers),
             "allow_redirects": True,
             "max_redirects": self.settings.max_redirects,
-            "timeout": aiohttp.ClientTimeout(total=remaining),
         }
         if proxy is not None and session is self._session:
             kwargs["proxy"] = proxy
@@ -195,7 +207,7 @@ class Transport:
             kwargs["json"] = request.json
         cap = self.settings.max_response_bytes
         try:
-            async with asyncio.timeout(remaining):
+            async with clock.out():
                 async with session.request(request.method, url, **kwargs) as resp:
                     if proxy is not None and resp.status == 407:  # the proxy's answer, not the engine's
                         raise TransportError("error", f"proxy {mask_url(proxy)} refused the request: HTTP 407 "

@@ -4,6 +4,9 @@ verdict on its page, and what the outcome does to its cooldown.
 Policy lives here, I/O in the transport, parsing in the engine module:
 disabled? ─ cooling down? ─ budget? ─ build ─ transport ─ parse ─ (follow-ups) ─ judge
 ─ (long CJK query, nothing kept: one core-word retry) ─ cooldown on failure, cleared on success.
+
+The engine's deadline (`timeout_ms`) is its own time, kept by an `EngineClock`: it runs only while a
+request is out, not while the request waits for admission (queue time, reported apart) nor while we parse.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from engines.base import Engine, Parsed, Row, SearchOptions
+from plugin.infra.admission import EngineClock
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.logs import get_logger
 from plugin.infra.state import State
@@ -39,11 +43,13 @@ class EngineRun:
     all_rows: list[Row] = field(default_factory=list)  # everything parsed, before filters and gate
     detail: str = ""
     latency_ms: int | None = None
+    queue_ms: int | None = None
     retry_after: float | None = None
 
     def report(self) -> EngineReport:
         return EngineReport(name=self.engine.name, tier=self.tier, status=self.status,  # type: ignore[arg-type]
-                            latency_ms=self.latency_ms, rows=self.rows, kept=len(self.kept), detail=self.detail)
+                            latency_ms=self.latency_ms, queue_ms=self.queue_ms, rows=self.rows,
+                            kept=len(self.kept), detail=self.detail)
 
 
 class EngineRunner:
@@ -57,13 +63,16 @@ class EngineRunner:
         self.cooldowns = cooldowns
         self.secrets = secrets
 
-    async def exchange(self, engine: Engine, query: str, options: SearchOptions, deadline: float) -> Parsed:
+    def clock(self) -> EngineClock:
+        return EngineClock(self.settings.timeout_ms / 1000, self.settings.admission_wait_ms / 1000)
+
+    async def exchange(self, engine: Engine, query: str, options: SearchOptions, clock: EngineClock) -> Parsed:
         request = engine.build(query, options)
-        parsed = engine.parse(await self.transport.fetch(request, engine.name, deadline), query, options)
+        parsed = engine.parse(await self.transport.fetch(request, engine.name, clock), query, options)
         steps = 0
         while parsed.follow_up is not None and steps < MAX_FOLLOW_UPS:
             steps += 1
-            response = await self.transport.fetch(parsed.follow_up, engine.name, deadline)
+            response = await self.transport.fetch(parsed.follow_up, engine.name, clock)
             parsed = engine.parse(response, query, options)
         return parsed
 
@@ -72,7 +81,7 @@ class EngineRunner:
         return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, all_rows=list(parsed.rows),
                          detail=detail, retry_after=parsed.retry_after)
 
-    async def run(self, engine: Engine, tier: str, plan: SearchPlan) -> EngineRun:
+    async def run(self, engine: Engine, tier: str, plan: SearchPlan, clock: EngineClock | None = None) -> EngineRun:
         options = engine_options(self.settings, engine, plan)
         reason = engine.disabled_reason(options)
         if reason:
@@ -89,20 +98,17 @@ class EngineRunner:
         if budget and not await self.state.spend(upstream, budget):
             return EngineRun(engine, tier, "skipped",
                              detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        deadline = started + self.settings.timeout_ms / 1000
+        clock = clock or self.clock()
         run = EngineRun(engine, tier, "error")
         try:
-            async with asyncio.timeout_at(deadline):
-                parsed = await self.exchange(engine, plan.operators.text, options, deadline)
-                run = self.verdict(engine, tier, parsed, plan)
-                if plan.core_query and not run.kept and parsed.status in ("ok", "empty"):
-                    retried = self.verdict(engine, tier,
-                                           await self.exchange(engine, plan.core_query, options, deadline), plan)
-                    retried.detail = f"retried with core words {plan.core_query!r}" + (
-                        f"; {retried.detail}" if retried.detail else "")
-                    run = retried
+            parsed = await self.exchange(engine, plan.operators.text, options, clock)
+            run = self.verdict(engine, tier, parsed, plan)
+            if plan.core_query and not run.kept and parsed.status in ("ok", "empty"):
+                retried = self.verdict(engine, tier,
+                                       await self.exchange(engine, plan.core_query, options, clock), plan)
+                retried.detail = f"retried with core words {plan.core_query!r}" + (
+                    f"; {retried.detail}" if retried.detail else "")
+                run = retried
         except TransportError as exc:
             run = EngineRun(engine, tier, exc.kind, detail=exc.detail)
         except (asyncio.TimeoutError, TimeoutError):
@@ -110,13 +116,13 @@ class EngineRunner:
         except Exception as exc:  # a bug of ours must not fail the search
             log.exception("engine %s failed", engine.name)
             run = EngineRun(engine, tier, "error", detail=f"internal error: {type(exc).__name__}: {exc}")
-        run.latency_ms = int((loop.time() - started) * 1000)
+        run.latency_ms, run.queue_ms = clock.engine_ms(), clock.queue_ms()
         # Redact before cutting, so a key split by the cut cannot leak half of itself.
         run.detail = redact(run.detail, self.secrets)[:300]
         if run.status in FAILURE_STATUSES:
             entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail)
             run.detail = (run.detail + "; " if run.detail else "") + \
                 f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
-        else:
+        elif run.status != "skipped":  # not admitted (overloaded) says nothing about the engine
             await self.cooldowns.success(upstream)
         return run

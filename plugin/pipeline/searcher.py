@@ -4,11 +4,13 @@
                                       │   per engine (runner.py): cooldown? ─ build ─ transport │
                                       │   ─ parse ─ filters and relevance gate (filters.py)     │
                                       │   ─ (long CJK query, nothing kept: one core-word retry) │
-                                      └─ every primary kept nothing? ─ fallback tier ───────────┘
+                                      └─ primaries will not deliver? ─ fallback tier ───────────┘
+                                         (tiers.py: when to answer, soft and overall deadline)
     ─ fuse (fusion.py: weighted interleave + RRF + boosts) ─ cut to limit ─ response (cached: answers.py)
 
-`Searcher` owns what outlives one search (the HTTP session, the state store, cooldowns);
-`search()` / `search_sync()` use a shared default searcher.
+`Searcher` owns what outlives one search (the HTTP session, the state store, cooldowns, engine runs
+still going in the background); `search()` / `search_sync()` use a shared default searcher.
+Identical searches in flight at once share one execution.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Sequence
 
 from engines import ENGINES
 from engines.base import Engine
+from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.logs import register_secrets
 from plugin.infra.state import State, open_state
@@ -29,7 +32,9 @@ from plugin.pipeline.answers import cache_key
 from plugin.pipeline.fusion import EngineList, diversify, fuse
 from plugin.pipeline.operators import is_timely
 from plugin.pipeline.plan import SearchPlan, make_plan
+from plugin.infra.singleflight import SingleFlight
 from plugin.pipeline.runner import EngineRun, EngineRunner
+from plugin.pipeline.tiers import Flights, Tiers
 from plugin.pipeline.sanitize import clean_snippet, clean_title
 from plugin.settings import Settings
 
@@ -47,6 +52,10 @@ class Searcher:
         register_secrets(self.secrets)
         self.runner = EngineRunner(self.settings, self.transport, self.state, Cooldowns(self.settings, self.state),
                                    self.secrets)
+        # Engine runs in flight, shared by identical searches; late ones finish in the background.
+        self.flights = Flights()
+        self.tiers = Tiers(self.settings, self.runner, self.flights)
+        self._searches: SingleFlight[SearchResponse] = SingleFlight()
 
     @property
     def cooldowns(self) -> Cooldowns:
@@ -57,6 +66,7 @@ class Searcher:
         self.runner.cooldowns = cooldowns
 
     async def close(self) -> None:
+        await self.flights.close()  # engines still running for answers already given: cancelled
         await self.transport.close()
         await self.state.close()
 
@@ -82,16 +92,11 @@ class Searcher:
     # ----- the whole search -----
     async def run_tiers(self, plan: SearchPlan) -> list[EngineRun]:
         engines = self.selected_engines(plan.request.engines)
-        primary = [e for e in engines if self.tier_of(e) == "primary"]
-        fallback = [e for e in engines if self.tier_of(e) != "primary"]
+        primary = [(e, self.tier_of(e)) for e in engines if self.tier_of(e) == "primary"]
+        fallback = [(e, self.tier_of(e)) for e in engines if self.tier_of(e) != "primary"]
         if not primary:  # the caller chose only fallback engines: run them as the first wave
             primary, fallback = fallback, []
-        runs = list(await asyncio.gather(*(self.run_engine(e, self.tier_of(e), plan) for e in primary)))
-        if any(run.kept for run in runs):
-            runs += [EngineRun(e, self.tier_of(e), "skipped", detail="primary tier answered") for e in fallback]
-        elif fallback:
-            runs += await asyncio.gather(*(self.run_engine(e, self.tier_of(e), plan) for e in fallback))
-        return runs
+        return await self.tiers.run(plan, primary, fallback)
 
     def rank(self, plan: SearchPlan, runs: Sequence[EngineRun]) -> list[ResultRow]:
         lists = [
@@ -119,7 +124,7 @@ class Searcher:
         started = time.perf_counter()
         plan = self.plan(query, now=now, **options)
         use_cache = cache and self.settings.cache_ttl_s > 0 and now is None
-        key = self.cache_key(plan) if use_cache else ""
+        key = self.cache_key(plan)
         if use_cache:
             hit = await self.state.cache_get(key)
             if hit is not None:
@@ -127,11 +132,20 @@ class Searcher:
                 return response.model_copy(update={
                     "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
                     "warnings": list(self.state.warnings)})
+        if now is None:  # identical searches in flight share one execution, each caller its own clock
+            shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key))
+            return shared.model_copy(update={"query": plan.request.query,
+                                             "elapsed_ms": int((time.perf_counter() - started) * 1000)})
+        return await self._execute(plan, use_cache, key)
+
+    async def _execute(self, plan: SearchPlan, use_cache: bool, key: str) -> SearchResponse:
+        started = time.perf_counter()
         runs = await self.run_tiers(plan)
         results = self.rank(plan, runs)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
-        partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status == "cooldown") for r in runs)
+        partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status in ("cooldown", "late")
+                                                or (r.status == "skipped" and r.detail == OVERLOADED)) for r in runs)
         response = SearchResponse(
             query=plan.request.query,
             results=results,

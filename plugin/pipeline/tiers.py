@@ -1,0 +1,229 @@
+"""When a search answers: the tiers, the soft deadline and the overall deadline.
+
+    primary tier, every engine at once
+      ├─ enough in hand: a quorum of the running engines answered and `limit` rows kept ─ grace ─ answer
+      ├─ soft deadline (quorum answered + grace, or `soft_deadline_ms`):
+      │     `limit` rows kept ─ answer;  fewer ─ start the fallback tier now, primaries still running
+      ├─ every primary done and none kept a row (failed, benched, disabled, empty) ─ fallback tier at once
+      ├─ every engine done ─ answer
+      └─ `deadline_ms`, covering both tiers ─ answer with what is in hand
+
+The clocks (soft deadline, overall deadline) start when the search's first request goes out: time
+queued for admission is our load, reported as `queue_ms`, and bounded by `admission_wait_ms`.
+"Answered" means an engine came back with any outcome (rows, none, a failure); engines that never
+send a request (disabled, benched, over budget) do not count towards the quorum either way.
+
+Engines still running when the answer goes out are reported `late` and their partial work is not
+shown. They keep running in the background (`Flights`), so their outcome still updates cooldowns: a
+long-lived searcher (API, MCP, `serve`) learns from them; `Searcher.close()` (the CLI's exit)
+cancels them. An engine still waiting for admission is `skipped` (`overloaded`) and withdrawn.
+
+Identical engine runs in flight at once (same upstream, query and options) share one exchange.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+from typing import Callable, Sequence
+
+from engines.base import Engine
+from plugin.infra.admission import OVERLOADED, EngineClock
+from plugin.pipeline.canonical import identity
+from plugin.pipeline.plan import SearchPlan, engine_options
+from plugin.pipeline.runner import EngineRun, EngineRunner
+from plugin.settings import Settings
+
+# Outcomes reached without sending a request: such an engine is not one of the search's contenders.
+NO_REQUEST = frozenset({"disabled", "cooldown", "skipped"})
+
+
+@dataclasses.dataclass(eq=False)
+class Flight:
+    """One engine run, shared by every search waiting for the same exchange."""
+
+    key: str
+    task: asyncio.Task[EngineRun]
+    clock: EngineClock
+    waiters: int = 0
+
+
+class Flights:
+    """Engine runs in flight in this process (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, Flight] = {}
+        self._running: set[asyncio.Task[EngineRun]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def join(self, key: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
+             new_clock: Callable[[], EngineClock]) -> Flight:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # tasks of another (finished) event loop cannot be awaited here
+            self._by_key, self._running, self._loop = {}, set(), loop
+        flight = self._by_key.get(key)
+        if flight is None:
+            clock = new_clock()
+            task = loop.create_task(start(clock))  # type: ignore[arg-type]
+            flight = self._by_key[key] = Flight(key, task, clock)
+            self._running.add(task)
+            task.add_done_callback(lambda done, f=flight: self._finished(f))
+        flight.waiters += 1
+        return flight
+
+    def _finished(self, flight: Flight) -> None:
+        self._running.discard(flight.task)
+        if self._by_key.get(flight.key) is flight:
+            del self._by_key[flight.key]
+
+    def leave(self, flight: Flight) -> None:
+        """This search no longer waits for `flight`. Nobody else does either: an exchange under way goes
+        on in the background; a request still queued for admission is withdrawn."""
+        flight.waiters -= 1
+        if flight.waiters <= 0 and not flight.task.done() and not flight.clock.admitted:
+            flight.task.cancel()
+            if self._by_key.get(flight.key) is flight:
+                del self._by_key[flight.key]
+
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    async def drain(self) -> None:
+        """Wait for every run in the background to finish (tests, benchmarks)."""
+        while self._running:
+            await asyncio.wait(list(self._running))
+
+    async def close(self) -> None:
+        """Cancel every run still going and wait until they have stopped."""
+        tasks = [task for task in self._running if not task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._by_key.clear()
+        self._running.clear()
+
+
+def flight_key(settings: Settings, engine: Engine, tier: str, plan: SearchPlan) -> str:
+    """What decides an engine run's outcome: its upstream and every input but the caller's limit
+    (beyond the rows asked for) and the second of the clock."""
+    options = dataclasses.replace(engine_options(settings, engine, plan), api_key=None, now=None)
+    request = dataclasses.replace(plan.request, limit=0, engines=None)
+    shared = dataclasses.replace(plan, request=request, now=plan.now.replace(second=0, microsecond=0))
+    return repr((settings.upstream(engine.name), engine.name, tier, options, shared))
+
+
+@dataclasses.dataclass(eq=False)
+class _Slot:
+    engine: Engine
+    tier: str
+    flight: Flight | None = None
+    run: EngineRun | None = None
+
+
+class Tiers:
+    """Runs one search's engines, tier by tier, and decides when it answers."""
+
+    def __init__(self, settings: Settings, runner: EngineRunner, flights: Flights):
+        self.settings = settings
+        self.runner = runner
+        self.flights = flights
+
+    def _start(self, slot: _Slot, plan: SearchPlan) -> Flight:
+        engine, tier = slot.engine, slot.tier
+        slot.flight = self.flights.join(flight_key(self.settings, engine, tier, plan),
+                                        lambda clock: self.runner.run(engine, tier, plan, clock),
+                                        self.runner.clock)
+        return slot.flight
+
+    async def run(self, plan: SearchPlan, primary: Sequence[tuple[Engine, str]],
+                  fallback: Sequence[tuple[Engine, str]]) -> list[EngineRun]:
+        """Every engine's run for this search: primary first, fallback when the primaries will not deliver."""
+        s = self.settings
+        loop = asyncio.get_running_loop()
+        limit = plan.request.limit
+        begun = loop.time()
+        first_slots = [_Slot(e, t) for e, t in primary]
+        second_slots = [_Slot(e, t) for e, t in fallback]
+        started: list[_Slot] = []
+        kept: set[str] = set()
+        first_out: float | None = None  # when this search's first request went out
+        admitted = loop.create_future()
+        quorum_at: float | None = None  # when a quorum of the contenders had answered
+        enough_at: float | None = None  # ... and `limit` rows were kept
+        fallback_started = not second_slots
+
+        def admission() -> None:
+            if not admitted.done():
+                admitted.set_result(None)
+
+        def launch(slots: list[_Slot]) -> None:
+            for slot in slots:
+                self._start(slot, plan).clock.on_admitted(admission)
+                started.append(slot)
+
+        try:
+            launch(first_slots)
+            while True:
+                now = loop.time()
+                for slot in started:
+                    if slot.run is None and slot.flight is not None and slot.flight.task.done():
+                        slot.run = dataclasses.replace(slot.flight.task.result())
+                        kept.update(k for k in (identity(row.url) for row in slot.run.kept) if k)
+                if first_out is None:
+                    times = [sl.flight.clock.admitted_at for sl in started
+                             if sl.flight is not None and sl.flight.clock.admitted_at is not None]
+                    if times:
+                        first_out = max(begun, min(times))
+                contenders = [sl for sl in started if sl.run is None or sl.run.status not in NO_REQUEST]
+                answered = sum(1 for sl in contenders if sl.run is not None)
+                if quorum_at is None and contenders and answered >= math.ceil(s.quorum * len(contenders)):
+                    quorum_at = now
+                if enough_at is None and quorum_at is not None and len(kept) >= limit:
+                    enough_at = now
+                soft_at = min(quorum_at + s.grace_ms / 1000 if quorum_at is not None else math.inf,
+                              first_out + s.soft_deadline_ms / 1000 if first_out is not None else math.inf)
+                hard_at = first_out + s.deadline_ms / 1000 if first_out is not None else math.inf
+
+                primaries_done = all(sl.run is not None for sl in first_slots)
+                if not fallback_started and (
+                        (primaries_done and not any(sl.run.kept for sl in first_slots if sl.run))
+                        or (now >= soft_at and len(kept) < limit and not primaries_done)):
+                    fallback_started = True
+                    launch(second_slots)
+                    continue
+                if all(sl.run is not None for sl in started):
+                    break
+                if now >= hard_at:
+                    break
+                if enough_at is not None and now >= enough_at + s.grace_ms / 1000:
+                    break
+                if now >= soft_at and len(kept) >= limit:
+                    break
+                wake = min(hard_at, enough_at + s.grace_ms / 1000 if enough_at is not None else math.inf,
+                           soft_at if now < soft_at else math.inf)
+                waiting: set[asyncio.Future] = {sl.flight.task for sl in started
+                                                if sl.run is None and sl.flight is not None}
+                if not admitted.done():
+                    waiting.add(admitted)
+                await asyncio.wait(waiting, timeout=None if wake == math.inf else max(0.0, wake - loop.time()),
+                                   return_when=asyncio.FIRST_COMPLETED)
+            return [self._outcome(slot, fallback_started) for slot in first_slots + second_slots]
+        finally:
+            for slot in started:
+                if slot.flight is not None:
+                    self.flights.leave(slot.flight)
+
+    @staticmethod
+    def _outcome(slot: _Slot, fallback_started: bool) -> EngineRun:
+        if slot.run is not None:
+            return slot.run
+        if slot.flight is None:
+            return EngineRun(slot.engine, slot.tier, "skipped", detail="primary tier answered")
+        clock = slot.flight.clock
+        if clock.queued_since is not None and not clock.admitted:
+            return EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED, queue_ms=clock.queue_ms())
+        return EngineRun(slot.engine, slot.tier, "late", latency_ms=clock.engine_ms(), queue_ms=clock.queue_ms(),
+                         detail=f"no answer after {clock.engine_ms()} ms when the search answered")

@@ -1,0 +1,221 @@
+"""When a search answers, and what waiting is blamed on (loopback stand-ins; issue 11).
+
+Timing bounds here are loose on purpose (a factor of the deadline at stake): the figures themselves
+come from scripts/latency.py, not from tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+
+from plugin.infra.cooldown import CooldownEntry
+from plugin.pipeline.searcher import Searcher
+from plugin.settings import Settings
+from standins import bing_page, ddg_page, hang, page
+
+ROWS = [(f"Rust async runtime guide part {i}", f"https://site{i}.example.org/rust-async", "rust async runtime")
+        for i in range(12)]
+BING_CAPTCHA = ('<html><body><div id="b_content"><div class="captcha"><div class="captcha_header">One last step'
+                '</div><div class="captcha_text">Please solve the challenge below to continue</div></div></div>'
+                '</body></html>')
+FALLBACK_DDG = {"duckduckgo-html": "fallback"}  # an engine whose page the stand-ins can serve, as fallback
+
+
+def make(endpoints: dict[str, str], **settings) -> Searcher:
+    settings.setdefault("engines", list(endpoints))
+    return Searcher(Settings(endpoints=endpoints, **settings))
+
+
+def statuses(response) -> dict[str, str]:
+    return {e.name: e.status for e in response.engines}
+
+
+async def test_a_hung_engine_does_not_hold_the_answer_and_is_reported_late(standins):
+    healthy = {"bing": await standins(page(bing_page(ROWS), delay=0.05)),
+               "bing-cn": await standins(page(bing_page(ROWS[::-1]), delay=0.05)),
+               "duckduckgo-html": await standins(page(ddg_page(ROWS[2:]), delay=0.05))}
+    stuck = await standins(hang(60))
+    endpoints = {name: st.url for name, st in healthy.items()} | {"brave": stuck.url}
+    # The engine's own deadline and the overall one are far away: only the soft deadline can answer early.
+    s = make(endpoints, timeout_ms=30000, deadline_ms=30000, grace_ms=300)
+    started = time.monotonic()
+    response = await s.search("rust async runtime")
+    elapsed = time.monotonic() - started
+    await s.close()
+    assert statuses(response) == {"bing": "ok", "bing-cn": "ok", "duckduckgo-html": "ok", "brave": "late"}
+    late = next(e for e in response.engines if e.name == "brave")
+    assert late.kept == 0 and late.latency_ms is not None and "no answer" in late.detail
+    assert len(response.results) == 8 and response.partial is True
+    assert elapsed < 5  # quorum + 0.3 s grace; the hung engine alone would hold it for 30 s
+
+
+async def test_every_engine_answers_when_all_are_quick(standins):
+    healthy = {"bing": await standins(page(bing_page(ROWS[:3]), delay=0.05)),
+               "duckduckgo-html": await standins(page(ddg_page(ROWS[3:5]), delay=0.3))}
+    s = make({name: st.url for name, st in healthy.items()}, grace_ms=0)
+    response = await s.search("rust async runtime")
+    await s.close()
+    # Fewer than `limit` rows: no early answer, the slower engine is waited for.
+    assert statuses(response) == {"bing": "ok", "duckduckgo-html": "ok"} and len(response.results) == 5
+
+
+async def test_a_late_engines_outcome_reaches_the_cooldown_store(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(60))
+    s = make({"bing": good.url, "brave": stuck.url}, timeout_ms=1000, deadline_ms=30000, grace_ms=100)
+    response = await s.search("rust async runtime")
+    assert statuses(response) == {"bing": "ok", "brave": "late"}
+    assert await s.cooldowns.store.get(s.settings.upstream("brave")) is None  # not known yet
+    await asyncio.wait_for(s.flights.drain(), 10)  # the late run finishes in the background...
+    entry = await s.cooldowns.store.get(s.settings.upstream("brave"))
+    assert entry is not None and entry.status == "timeout"  # ...and its timeout benches the engine
+    again = await s.search("rust async runtime again")
+    await s.close()
+    assert statuses(again) == {"bing": "ok", "brave": "cooldown"}
+    assert len(stuck.requests) == 1
+
+
+async def test_close_cancels_late_engines_without_recording_them(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(60))
+    s = make({"bing": good.url, "brave": stuck.url}, timeout_ms=1000, deadline_ms=30000, grace_ms=100)
+    response = await s.search("rust async runtime")
+    assert statuses(response)["brave"] == "late" and s.flights.running == 1
+    await s.close()  # what the CLI does at exit
+    assert s.flights.running == 0
+    await asyncio.sleep(1.2)  # past the engine's deadline: nothing was left running to record a timeout
+    assert await s.state.get(s.settings.upstream("brave")) is None
+
+
+async def test_fallback_starts_at_once_when_every_primary_is_blocked_or_benched(standins):
+    blocked = await standins(page(BING_CAPTCHA))
+    benched = await standins(page(bing_page(ROWS)))
+    fallback = await standins(page(ddg_page(ROWS)))
+    s = make({"bing": blocked.url, "bing-cn": benched.url, "duckduckgo-html": fallback.url},
+             tiers=FALLBACK_DDG, timeout_ms=30000, deadline_ms=30000)
+    await s.state.put(s.settings.upstream("bing-cn"), CooldownEntry(until=time.time() + 600, failures=1,
+                                                                       status="blocked"))
+    response = await s.search("rust async runtime")
+    await s.close()
+    assert statuses(response) == {"bing": "blocked", "bing-cn": "cooldown", "duckduckgo-html": "ok"}
+    assert benched.requests == [] and len(fallback.requests) == 1
+
+
+async def test_fallback_starts_at_the_soft_deadline_while_a_primary_hangs(standins):
+    blocked = await standins(page(BING_CAPTCHA))
+    stuck = await standins(hang(60))
+    fallback = await standins(page(ddg_page(ROWS)))
+    s = make({"bing": blocked.url, "brave": stuck.url, "duckduckgo-html": fallback.url},
+             tiers=FALLBACK_DDG, timeout_ms=30000, deadline_ms=30000, soft_deadline_ms=500)
+    started = time.monotonic()
+    response = await s.search("rust async runtime")
+    elapsed = time.monotonic() - started
+    arrived = fallback.requests[0].arrived
+    await s.close()
+    assert statuses(response) == {"bing": "blocked", "brave": "late", "duckduckgo-html": "ok"}
+    assert arrived - stuck.requests[0].arrived < 10  # started at the soft deadline, not the 30 s timeout
+    assert elapsed < 10 and len(response.results) == 8
+
+
+async def test_deadline_caps_both_tiers(standins):
+    primary = await standins(hang(60))
+    fallback = await standins(hang(60))
+    s = make({"bing": primary.url, "duckduckgo-lite": fallback.url}, timeout_ms=60000, deadline_ms=1500,
+             soft_deadline_ms=300)
+    started = time.monotonic()
+    response = await s.search("rust async runtime")
+    elapsed = time.monotonic() - started
+    await s.close()
+    assert statuses(response) == {"bing": "late", "duckduckgo-lite": "late"}
+    assert len(fallback.requests) == 1  # the fallback did start, within the same deadline
+    assert elapsed < 1.5 * 3 and response.partial is True
+
+
+async def test_queue_time_is_never_a_timeout_or_a_cooldown(standins):
+    engine = await standins(page(bing_page(ROWS), delay=0.15))
+    # One request at a time to this upstream, a deadline of two answers: 12 searches queue far longer.
+    s = make({"bing": engine.url}, upstream_concurrency=1, timeout_ms=300)
+    responses = await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(12)))
+    store = await s.cooldowns.store.all()
+    await s.close()
+    assert [statuses(r)["bing"] for r in responses] == ["ok"] * 12
+    assert store == {}
+    assert max(r.engines[0].queue_ms for r in responses) > 300  # queued longer than the deadline...
+    assert max(r.engines[0].latency_ms for r in responses) < 300  # ...which counts only time out
+
+
+async def test_not_admitted_in_time_is_skipped_overloaded_without_cooldown(standins):
+    engine = await standins(page(bing_page(ROWS), delay=0.6))
+    s = make({"bing": engine.url}, upstream_concurrency=1, admission_wait_ms=200)
+    responses = await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(3)))
+    store = await s.cooldowns.store.all()
+    await s.close()
+    outcomes = sorted((r.engines[0].status, r.engines[0].detail) for r in responses)
+    assert outcomes == [("ok", ""), ("skipped", "overloaded"), ("skipped", "overloaded")]
+    assert store == {} and len(engine.requests) == 1
+    skipped = [r for r in responses if r.engines[0].status == "skipped"]
+    assert all(r.engines[0].queue_ms >= 150 and r.partial for r in skipped)
+
+
+async def test_identical_searches_in_flight_share_one_execution(standins):
+    engines = {"bing": await standins(page(bing_page(ROWS), delay=0.3)),
+               "duckduckgo-html": await standins(page(ddg_page(ROWS), delay=0.3))}
+    s = make({name: st.url for name, st in engines.items()})
+    responses = await asyncio.gather(*(s.search("Rust  async runtime" if i % 2 else "rust async runtime")
+                                       for i in range(20)))
+    assert [len(st.requests) for st in engines.values()] == [1, 1]
+    assert all(r.results == responses[0].results for r in responses)
+    assert {r.query for r in responses} == {"Rust async runtime", "rust async runtime"}  # each as asked
+    # Different limits are different searches, but each engine is still asked once for the query.
+    more = await asyncio.gather(s.search("tokio runtime", limit=3), s.search("tokio runtime", limit=5))
+    await s.close()
+    assert [len(st.requests) for st in engines.values()] == [2, 2]
+    assert [len(r.results) for r in more] == [3, 5]
+
+
+async def test_a_caller_giving_up_does_not_cancel_the_shared_search(standins):
+    engine = await standins(page(bing_page(ROWS), delay=0.4))
+    s = make({"bing": engine.url})
+    first = asyncio.create_task(s.search("rust async runtime"))
+    await asyncio.sleep(0.1)
+    second = asyncio.create_task(s.search("rust async runtime"))
+    await asyncio.sleep(0.1)
+    first.cancel()
+    response = await second
+    await s.close()
+    assert statuses(response) == {"bing": "ok"} and len(engine.requests) == 1
+
+
+async def test_a_busy_event_loop_is_not_blamed_on_the_engine(standins):
+    engine = await standins(page(bing_page(ROWS), delay=0.1))
+    s = make({"bing": engine.url}, timeout_ms=400)
+    await s.search("warm the connection")
+    task = asyncio.create_task(s.search("rust async runtime"))
+    await asyncio.sleep(0.05)  # the request is out
+    time.sleep(0.8)  # our own CPU work holds the loop past the engine's deadline; the answer waits unread
+    response = await task
+    store = await s.cooldowns.store.all()
+    await s.close()
+    assert statuses(response) == {"bing": "ok"} and store == {}
+
+
+async def test_cli_cancels_late_engines_cleanly_at_exit(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(60))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root, "METASEARCH_GRACE_MS": "100", "METASEARCH_TIMEOUT_MS": "30000"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-X", "dev", "-m", "plugin.surfaces.cli", "search", "rust async runtime", "--json",
+        "--engines", "bing,brave", "--endpoint", f"bing={good.url}", "--endpoint", f"brave={stuck.url}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=root, env=env)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    import json
+
+    data = json.loads(out)
+    assert {e["name"]: e["status"] for e in data["engines"]} == {"bing": "ok", "brave": "late"}
+    for trouble in ("Task was destroyed", "ResourceWarning", "Unclosed", "never awaited", "Traceback"):
+        assert trouble not in err.decode(), err.decode()
