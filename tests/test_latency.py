@@ -40,7 +40,7 @@ async def test_a_hung_engine_does_not_hold_the_answer_and_is_reported_late(stand
     stuck = await standins(hang(60))
     endpoints = {name: st.url for name, st in healthy.items()} | {"brave": stuck.url}
     # The engine's own deadline and the overall one are far away: only the soft deadline can answer early.
-    s = make(endpoints, timeout_ms=30000, deadline_ms=30000, grace_ms=300)
+    s = make(endpoints, timeout_ms=30000, deadline_ms=30000, soft_deadline_ms=30000, grace_ms=300)
     started = time.monotonic()
     response = await s.search("rust async runtime")
     elapsed = time.monotonic() - started
@@ -152,12 +152,21 @@ async def test_not_admitted_in_time_is_skipped_overloaded_without_cooldown(stand
     s = make({"bing": engine.url}, upstream_concurrency=1, admission_wait_ms=200)
     responses = await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(3)))
     store = await s.cooldowns.store.all()
-    await s.close()
     outcomes = sorted((r.engines[0].status, r.engines[0].detail) for r in responses)
     assert outcomes == [("ok", ""), ("skipped", "overloaded"), ("skipped", "overloaded")]
     assert store == {} and len(engine.requests) == 1
     skipped = [r for r in responses if r.engines[0].status == "skipped"]
     assert all(r.engines[0].queue_ms >= 150 and r.partial for r in skipped)
+
+    # Being skipped says nothing about the engine: its failure record stays as it was.
+    upstream = s.settings.upstream("bing")
+    await s.state.put(upstream, CooldownEntry(until=time.time() - 1, failures=3, status="error"))
+    engine.behaviour = page("unavailable", status=503, delay=0.6)
+    responses = await asyncio.gather(*(s.search(f"tokio runtime {i}") for i in range(2)))
+    entry = await s.cooldowns.store.get(upstream)
+    await s.close()
+    assert sorted(r.engines[0].status for r in responses) == ["error", "skipped"]
+    assert entry is not None and entry.failures == 4
 
 
 async def test_identical_searches_in_flight_share_one_execution(standins):

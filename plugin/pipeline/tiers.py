@@ -2,8 +2,9 @@
 
     primary tier, every engine at once
       ├─ enough in hand: a quorum of the running engines answered and `limit` rows kept ─ grace ─ answer
-      ├─ soft deadline (quorum answered + grace, or `soft_deadline_ms`):
-      │     `limit` rows kept ─ answer;  fewer ─ start the fallback tier now, primaries still running
+      ├─ `soft_deadline_ms`: `limit` rows kept ─ answer (quorum or not)
+      ├─ quorum answered + grace, or `soft_deadline_ms`, with fewer than `limit` rows kept
+      │     ─ start the fallback tier now, primaries still running
       ├─ every primary done and none kept a row (failed, benched, disabled, empty) ─ fallback tier at once
       ├─ every engine done ─ answer
       └─ `deadline_ms`, covering both tiers ─ answer with what is in hand
@@ -183,14 +184,15 @@ class Tiers:
                     quorum_at = now
                 if enough_at is None and quorum_at is not None and len(kept) >= limit:
                     enough_at = now
-                soft_at = min(quorum_at + s.grace_ms / 1000 if quorum_at is not None else math.inf,
-                              first_out + s.soft_deadline_ms / 1000 if first_out is not None else math.inf)
+                grace = s.grace_ms / 1000
+                soft_at = first_out + s.soft_deadline_ms / 1000 if first_out is not None else math.inf
                 hard_at = first_out + s.deadline_ms / 1000 if first_out is not None else math.inf
+                short_at = min(soft_at, quorum_at + grace if quorum_at is not None else math.inf)
 
                 primaries_done = all(sl.run is not None for sl in first_slots)
                 if not fallback_started and (
                         (primaries_done and not any(sl.run.kept for sl in first_slots if sl.run))
-                        or (now >= soft_at and len(kept) < limit and not primaries_done)):
+                        or (now >= short_at and len(kept) < limit and not primaries_done)):
                     fallback_started = True
                     launch(second_slots)
                     continue
@@ -198,12 +200,12 @@ class Tiers:
                     break
                 if now >= hard_at:
                     break
-                if enough_at is not None and now >= enough_at + s.grace_ms / 1000:
+                if enough_at is not None and now >= enough_at + grace:
                     break
                 if now >= soft_at and len(kept) >= limit:
                     break
-                wake = min(hard_at, enough_at + s.grace_ms / 1000 if enough_at is not None else math.inf,
-                           soft_at if now < soft_at else math.inf)
+                wake = min(hard_at, enough_at + grace if enough_at is not None else math.inf,
+                           *(t for t in (soft_at, short_at) if t > now))
                 waiting: set[asyncio.Future] = {sl.flight.task for sl in started
                                                 if sl.run is None and sl.flight is not None}
                 if not admitted.done():
