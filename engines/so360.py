@@ -27,38 +27,24 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, inside, page_text, parse_html, text_of
-from engines.redirects import unwrap
+from engines.markup import attr, first, inside, text_of
+from engines.scraped import ScrapedEngine
 
 URL = "https://www.so.com/s"
 
 _TIME = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
 _TARGET_ATTRIBUTES = ("data-mdurl", "data-url", "data-landurl")
-_SNIPPET_SELECTORS = ("p.res-desc", "span.res-list-summary", ".res-comm-con", "[class*='res-desc']")
-_STAMP_SELECTORS = ".g-c-gray, .gray"
+_STAMPS = ".g-c-gray, .gray"
+_NOT_STAMPS = re.compile(r"res-title|g-linkinfo")
 # 360's oneboxes ("mohe" cards) and ad slots (e_idea_pp and the like).
 _NOT_RESULTS = re.compile(r"g-mohe|mohe-|e_idea|sponsor|(?:^|[\s_-])ads?(?:[\s_-]|$)", re.I)
 _AD_LABELS = ("广告", "推广")
 # 360's own pages that appear among results: AI answers, translation, search pages.
 _OWN_PAGES = ("ai.so.com", "fanyi.so.com", "www.so.com", "so.com", "m.so.com")
-
-_BLOCK_TEXT = ("360搜索_安全验证", "访问异常", "请输入验证码", "qcaptcha.so.com")
-_NO_RESULTS_TEXT = ("抱歉，未找到和", "未找到和", "没有找到和", "抱歉，没有找到")
 
 
 def _host_path(url: str) -> tuple[str, str]:
@@ -78,49 +64,13 @@ def _is_wrapper(url: str) -> bool:
     return host.endswith("so.com") and path.startswith("/link")
 
 
-def _target(link, base: str) -> str:
-    for name in _TARGET_ATTRIBUTES:
-        value = attr(link, name)
-        if _absolute_http(value) and not _is_wrapper(value):
-            return value
-    return unwrap(attr(link, "href"), base)
-
-
-def _is_own_page(url: str) -> bool:
-    return _host_path(url)[0] in _OWN_PAGES and not _is_wrapper(url)
-
-
-def _is_ad_or_card(item, link) -> bool:
-    if _NOT_RESULTS.search(attr(item, "class")) or _NOT_RESULTS.search(attr(item, "id")):
-        return True
-    if inside(link, _NOT_RESULTS):  # the item's own wrappers and the list around it
-        return True
-    return any(text_of(label) in _AD_LABELS for label in item.css("span, i, a") if len(label.css("*")) <= 1)
-
-
 def _without_prefix(text: str, prefix: str) -> str:
     if prefix and text.startswith(prefix):
         return text[len(prefix):].lstrip(" -–—·\u00a0")
     return text
 
 
-def _snippet_and_date(item, title: str, options: SearchOptions):
-    snippet = text_of(first(item, *_SNIPPET_SELECTORS))
-    when = None
-    for stamp in item.css(_STAMP_SELECTORS):
-        if inside(stamp, re.compile(r"res-title|g-linkinfo")):
-            continue
-        text = text_of(stamp)
-        when = parse_date(text, options.now) if text else None
-        if when:
-            snippet = _without_prefix(snippet, text.rstrip(" -–—\u00a0"))
-            break
-    if when is None:
-        when = leading_date(snippet, options.now)
-    return ("" if snippet == title else snippet), when
-
-
-class So360(Engine):
+class So360(ScrapedEngine):
     facts = EngineFacts(
         name="so360",
         # One real page is all there is to judge it by: a fallback with a modest weight until the
@@ -131,8 +81,23 @@ class So360(Engine):
         # 360 crawls its own index (360Spider). On the one page captured next to Bing China for the
         # same query, none of its results is among Bing China's 10.
         index="so360",
+        regions={"zh-CN": "zh-CN"},  # no region switch: 360 serves mainland China
+        default_region="zh-CN",
         description="360 Search (HTML, www.so.com), Qihoo 360's own Chinese index",
     )
+    url = URL
+    results = "li.res-list"
+    title = ("h3.res-title a[href]",)  # the title is its link
+    snippet = ("p.res-desc", "span.res-list-summary", ".res-comm-con", "[class*='res-desc']")
+    ad_class = _NOT_RESULTS
+    ad_around = _NOT_RESULTS
+    ad_inside = ".g-mohe h3, [data-mohe-type] h3"  # a onebox titled like a result
+    blocked_urls = ("//qcaptcha.",)
+    blocked_text = ("360搜索_安全验证", "访问异常", "请输入验证码")
+    blocked_markup = ("qcaptcha.so.com",)  # a script bouncing the browser to the verification page
+    blocked_detail = "360 verification page (qcaptcha.so.com)"
+    no_results_css = "#no-result, .no-result"
+    no_results_text = ("抱歉，未找到和", "未找到和", "没有找到和", "抱歉，没有找到")
 
     def build(self, query: str, options: SearchOptions) -> Request:
         params: list[tuple[str, str]] = [("q", query_with_site(query, options.site))]
@@ -145,43 +110,51 @@ class So360(Engine):
         headers["Referer"] = "https://www.so.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        location = response.headers.get("location", "") or ""
-        if "qcaptcha" in location or _host_path(response.url or "")[0].startswith("qcaptcha."):
-            return Parsed("blocked", detail="360 verification page (redirected to qcaptcha.so.com)")
-        failure = http_failure(response)
-        if failure:
-            return failure
-        text = response.text or ""
-        if not text.strip():
+    def classify_status(self, response: Response) -> Parsed | None:
+        if "qcaptcha" in (response.headers.get("location", "") or ""):  # a redirect not followed
+            return Parsed("blocked", detail=self.blocked_detail)
+        return super().classify_status(response)
+
+    def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
+        if not (response.text or "").strip():
             return Parsed("error", detail="empty page (360 sends one to some addresses, e.g. outside China)")
-        tree = parse_html(text)
+        return super().parse_body(response, query, options)
+
+    def prepare(self, tree) -> None:
         for node in tree.css("script, style, noscript"):
             node.decompose()
-        # Relative links are 360's own, also when the page came through a mirror or proxy endpoint.
-        base = response.url if _host_path(response.url or "")[0].endswith("so.com") else URL
-        items = []
-        for item in tree.css("li.res-list"):
-            link = first(item, "h3.res-title a[href]")
-            if link is None or _is_ad_or_card(item, link):
-                continue
-            title = text_of(link)
-            url = _target(link, base)
-            if not _absolute_http(url) or _is_own_page(url):
-                continue
-            snippet, when = _snippet_and_date(item, title, options)
-            items.append((title, url, snippet, when))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
 
-        title = text_of(tree.css_first("title"))
-        visible = page_text(tree, 6000)
-        if any(marker in title or marker in visible for marker in _BLOCK_TEXT) or "qcaptcha.so.com" in text:
-            return Parsed("blocked", detail="360 verification page (安全验证 / captcha)")
-        if tree.css_first("#no-result, .no-result") is not None or any(m in visible for m in _NO_RESULTS_TEXT):
-            return Parsed("empty", detail="no results")
-        return not_understood("no li.res-list results and no no-results message")
+    def base_url(self, response: Response) -> str:
+        # Relative links are 360's own, also when the page came through a mirror or proxy endpoint.
+        return response.url if _host_path(response.url or "")[0].endswith("so.com") else URL
+
+    def is_ad(self, block) -> bool:
+        if super().is_ad(block) or _NOT_RESULTS.search(attr(block, "id")):
+            return True
+        return any(text_of(label) in _AD_LABELS for label in block.css("span, i, a") if len(label.css("*")) <= 1)
+
+    def href_of(self, block, link) -> str:
+        """The real target 360 states on the title link (data-mdurl), else its /link?m= wrapper."""
+        for name in _TARGET_ATTRIBUTES:
+            value = attr(link, name)
+            if _absolute_http(value) and not _is_wrapper(value):
+                return value
+        return attr(link, "href")
+
+    def is_result_url(self, url: str) -> bool:
+        return _absolute_http(url) and (_is_wrapper(url) or _host_path(url)[0] not in _OWN_PAGES)
+
+    def snippet_and_date(self, block, options: SearchOptions):
+        """The snippet without the grey date stamp 360 puts before it ("2025年9月29日 - "), and that date."""
+        snippet = text_of(first(block, *self.snippet))
+        for stamp in block.css(_STAMPS):
+            if inside(stamp, _NOT_STAMPS):
+                continue
+            text = text_of(stamp)
+            when = parse_date(text, options.now) if text else None
+            if when:
+                return _without_prefix(snippet, text.rstrip(" -–—\u00a0")), when
+        return snippet, leading_date(snippet, options.now)
 
 
 ENGINE = So360()

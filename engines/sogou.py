@@ -31,47 +31,21 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from engines.base import (
-    Engine,
-    EngineFacts,
-    Parsed,
-    Request,
-    Response,
-    SearchOptions,
-    http_failure,
-    not_understood,
-    query_with_site,
-    rows_from,
-)
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, inside, page_text, parse_html, text_of
+from engines.markup import attr, first, text_of
 from engines.redirects import unwrap
+from engines.scraped import ScrapedEngine
 
 URL = "https://www.sogou.com/web"
 
 _TSN = {"day": "1", "week": "2", "month": "3", "year": "4"}
 
-_BLOCKS = "div.vrwrap, div.rb"
-_SNIPPET_SELECTORS = (
-    ".space-txt",              # the plain result and most cards
-    ".star-wiki",              # article cards (CSDN, WeChat)
-    "[class*='attribute-centent']",  # sic, Sogou's spelling
-    ".str_info", ".str-text-info", "[class*='str-text']",
-    "div.ft",                  # older markup
-    "[class*='text-layout']",
-)
 _CITE = "a.citeLinkClass, .citeurl, cite, .fb"
 # Ads and sponsored slots (Sogou's "推广" blocks); a hint box holds related searches.
 _NOT_RESULTS = re.compile(r"sponsor|promotion|biz_|tuiguang|(?:^|[\s_-])ads?(?:[\s_-]|$)|hint", re.I)
 _AD_LABELS = ("广告", "推广")
-
-_BLOCK_TEXT = (
-    "我们的系统检测到您网络中存在异常访问请求",
-    "此验证码用于确认这些请求是您的正常行为",
-    "请输入验证码",
-)
-_NO_RESULTS_TEXT = ("抱歉，没有找到与", "没有找到与", "请检查您输入的关键词是否有错误")
 
 
 def _host_path(url: str) -> tuple[str, str]:
@@ -130,25 +104,6 @@ def _data_url(block) -> str:
     return target
 
 
-def _target(block, link, base: str) -> str:
-    href = unwrap(attr(link, "href"), base)
-    if _absolute_http(href) and not _is_sogou(_host_path(href)[0]):
-        return href
-    if _is_wrapper(href):
-        return _data_url(block) or href
-    return href
-
-
-def _is_ad_or_card(block) -> bool:
-    if block.css_first(".special-wrap") is not None:  # special cards, left out as SearXNG's engine does
-        return True
-    if _NOT_RESULTS.search(attr(block, "class")) or _NOT_RESULTS.search(attr(block, "id")):
-        return True
-    if inside(block, _NOT_RESULTS):
-        return True
-    return any(text_of(label) in _AD_LABELS for label in block.css("span, i, a") if len(label.css("*")) <= 1)
-
-
 def _nested(block) -> bool:
     parent = block.parent
     while parent is not None and parent.tag not in ("body", "html"):
@@ -159,37 +114,23 @@ def _nested(block) -> bool:
     return False
 
 
-def _snippet(block, title: str) -> str:
-    node = first(block, *_SNIPPET_SELECTORS)
-    if node is None:
-        return ""
-    for more in node.css("a.more-sign"):  # "查看全部" (show all)
-        more.decompose()
-    snippet = text_of(node)
-    return "" if snippet == title else snippet
-
-
-def _date(block, snippet: str, options: SearchOptions):
-    stamp = first(block, ".cite-date")
-    if stamp is not None:
-        when = parse_date(text_of(stamp), options.now)
+def _cite_date(block, options: SearchOptions):
+    """The date of the cite line ("site name · address · date"); the address is skipped so a path such as
+    /2025/04/02/ is not read as the page's date."""
+    cite = first(block, _CITE)
+    if cite is None:
+        return None
+    for node in reversed(cite.css("span") or [cite]):
+        text = re.split(r"\s[-–]\s", text_of(node))[-1]  # older markup: "host/path - date"
+        if not text or "://" in text or text.startswith("www."):
+            continue
+        when = parse_date(text, options.now)
         if when:
             return when
-    cite = first(block, _CITE)
-    if cite is not None:
-        # The cite line is "site name · address · date"; the address is skipped so a path such as
-        # /2025/04/02/ is not read as the page's date.
-        for node in reversed(cite.css("span") or [cite]):
-            text = re.split(r"\s[-–]\s", text_of(node))[-1]  # older markup: "host/path - date"
-            if not text or "://" in text or text.startswith("www."):
-                continue
-            when = parse_date(text, options.now)
-            if when:
-                return when
-    return leading_date(snippet, options.now)
+    return None
 
 
-class Sogou(Engine):
+class Sogou(ScrapedEngine):
     facts = EngineFacts(
         name="sogou",
         # One real page is all there is to judge it by: a fallback with a modest weight until the
@@ -200,8 +141,30 @@ class Sogou(Engine):
         # Sogou crawls its own index (Tencent's since 2021). On the one page captured next to Bing China
         # for the same query, 1 of its 9 results is also in Bing China's 10 (github.com/modelcontextprotocol).
         index="sogou",
+        regions={"zh-CN": "zh-CN"},  # no region switch: Sogou serves mainland China
+        default_region="zh-CN",
         description="Sogou web search (HTML), Sogou's own Chinese index",
     )
+    url = URL
+    results = "div.vrwrap, div.rb"
+    title = ("h3 a[href]",)  # the title is its link
+    snippet = (
+        ".space-txt",                    # the plain result and most cards
+        ".star-wiki",                    # article cards (CSDN, WeChat)
+        "[class*='attribute-centent']",  # sic, Sogou's spelling
+        ".str_info", ".str-text-info", "[class*='str-text']",
+        "div.ft",                        # older markup
+        "[class*='text-layout']",
+    )
+    date = (".cite-date",)
+    ad_class = _NOT_RESULTS
+    ad_around = _NOT_RESULTS
+    blocked_urls = ("/antispider",)
+    blocked_text = ("我们的系统检测到您网络中存在异常访问请求", "此验证码用于确认这些请求是您的正常行为", "请输入验证码")
+    blocked_css = "#seccodeImage, form[name='authform']"
+    blocked_detail = "Sogou anti-spider check (/antispider verification page)"
+    no_results_css = "#noresult_part1_container, .icon_noRes"
+    no_results_text = ("抱歉，没有找到与", "没有找到与", "请检查您输入的关键词是否有错误")
 
     def build(self, query: str, options: SearchOptions) -> Request:
         params: list[tuple[str, str]] = [("query", query_with_site(query, options.site)), ("ie", "utf8")]
@@ -214,42 +177,50 @@ class Sogou(Engine):
         headers["Referer"] = "https://www.sogou.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
 
-    def parse(self, response: Response, query: str, options: SearchOptions) -> Parsed:
-        location = response.headers.get("location", "") or ""
-        if "antispider" in location or "antispider" in _host_path(response.url or "")[1]:
-            return Parsed("blocked", detail="Sogou anti-spider check (redirected to /antispider)")
-        failure = http_failure(response)
-        if failure:
-            return failure
-        tree = parse_html(response.text or "")
+    def classify_status(self, response: Response) -> Parsed | None:
+        if "antispider" in (response.headers.get("location", "") or ""):  # a redirect not followed
+            return Parsed("blocked", detail=self.blocked_detail)
+        return super().classify_status(response)
+
+    def prepare(self, tree) -> None:
         for node in tree.css("script, style, noscript"):
             node.decompose()
-        # Relative links are Sogou's own, also when the page came through a mirror or proxy endpoint.
-        base = response.url if _is_sogou(_host_path(response.url or "")[0]) else URL
-        items = []
-        for block in tree.css(_BLOCKS):
-            if _nested(block) or _is_ad_or_card(block):
-                continue
-            link = first(block, "h3 a[href]")
-            if link is None:
-                continue
-            title = text_of(link)
-            url = _target(block, link, base)
-            if not _absolute_http(url) or _is_own_search_page(url):
-                continue
-            snippet = _snippet(block, title)
-            items.append((title, url, snippet, _date(block, snippet, options)))
-        rows = rows_from(items)
-        if rows:
-            return Parsed("ok", rows)
 
-        visible = page_text(tree, 6000)
-        if any(marker in visible for marker in _BLOCK_TEXT) or tree.css_first("#seccodeImage, form[name='authform']"):
-            return Parsed("blocked", detail="Sogou anti-spider check (verification code page)")
-        if tree.css_first("#noresult_part1_container, .icon_noRes") is not None or any(
-                marker in visible for marker in _NO_RESULTS_TEXT):
-            return Parsed("empty", detail="no results")
-        return not_understood("no result blocks and no no-results message")
+    def base_url(self, response: Response) -> str:
+        # Relative links are Sogou's own, also when the page came through a mirror or proxy endpoint.
+        return response.url if _is_sogou(_host_path(response.url or "")[0]) else URL
+
+    def blocks(self, tree) -> list:
+        return [block for block in tree.css(self.results) if not _nested(block)]
+
+    def is_ad(self, block) -> bool:
+        if block.css_first(".special-wrap") is not None:  # special cards, left out as SearXNG's engine does
+            return True
+        if super().is_ad(block) or _NOT_RESULTS.search(attr(block, "id")):
+            return True
+        return any(text_of(label) in _AD_LABELS for label in block.css("span, i, a") if len(label.css("*")) <= 1)
+
+    def href_of(self, block, link) -> str:
+        """The title link unless it is Sogou's /link?url= wrapper; then the block's data-url, if any."""
+        href = unwrap(attr(link, "href"), URL)
+        if _is_wrapper(href):
+            return _data_url(block) or href
+        return href
+
+    def is_result_url(self, url: str) -> bool:
+        return _absolute_http(url) and not _is_own_search_page(url)
+
+    def snippet_and_date(self, block, options: SearchOptions):
+        node = first(block, *self.snippet)
+        if node is not None:
+            for more in node.css("a.more-sign"):  # "查看全部" (show all)
+                more.decompose()
+        snippet = text_of(node)
+        if snippet == text_of(first(block, *self.title)):
+            snippet = ""
+        stamp = self.stamp_of(block)
+        when = (parse_date(stamp, options.now) if stamp else None) or _cite_date(block, options)
+        return snippet, when or leading_date(snippet, options.now)
 
 
 ENGINE = Sogou()

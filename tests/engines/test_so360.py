@@ -192,6 +192,8 @@ def test_verification_page_is_blocked():
     the wording is what public scrapers check for (访问异常, 请输入验证码) plus the title 360搜索_安全验证."""
     parsed = _parse(VERIFY_PAGE, url="http://qcaptcha.so.com/?ret=https%3A%2F%2Fwww.so.com%2Fs%3Fq%3Dx&tk=00d15352")
     assert parsed.status == "blocked" and "360" in parsed.detail
+    parsed = _parse("<html><body><div id='app'></div></body></html>", url="http://qcaptcha.so.com/?ret=x&tk=1")
+    assert parsed.status == "blocked" and "qcaptcha" in parsed.detail  # the address alone tells
     parsed = _parse(VERIFY_PAGE)  # the page itself, whatever address it came from
     assert parsed.status == "blocked" and "360" in parsed.detail
 

@@ -169,6 +169,8 @@ def test_targets_cards_and_ads():
         '<div id="promotion_adv_container"><div class="vrwrap"><h3><a href="https://ad.example/">Ad</a></h3></div></div>',
         '<div class="vrwrap"><h3><a href="https://ad2.example/">Labelled ad</a></h3><span>广告</span></div>',
         '<div class="vrwrap"><div class="special-wrap"><h3><a href="https://card.example/">Card</a></h3></div></div>',
+        '<div class="vrwrap"><h3><a href="https://outer.example/">Outer</a></h3>'
+        '<div class="vrwrap"><h3><a href="https://inner.example/">Part of the outer result</a></h3></div></div>',
     )
     parsed = _parse(page)
     assert parsed.status == "ok"
@@ -178,6 +180,7 @@ def test_targets_cards_and_ads():
         ("Contradicted", "https://www.sogou.com/link?url=CCC"),
         ("No data-url", "https://www.sogou.com/link?url=DDD"),
         ("Direct link", "https://d.example/article"),
+        ("Outer", "https://outer.example/"),
     ]
 
 
