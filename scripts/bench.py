@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from plugin.bench.evaluation import METRICS  # noqa: E402
 from plugin.bench.runner import record_query, replay_query, report  # noqa: E402
 from plugin.surfaces.cli import UsageError, _parse_endpoints  # noqa: E402
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
@@ -88,7 +89,10 @@ def check_floors(result: dict, floors_path: Path) -> list[str]:
     floors = json.loads(floors_path.read_text(encoding="utf-8"))["corpus"]
     failures = []
     for scope, values in floors.items():
-        measured = result["overall"] if scope == "overall" else result["by_language"].get(scope, {})
+        # "overall", a query group ("multi_engine", "single_engine") or a language.
+        measured = (result["overall"] if scope == "overall" else
+                    result["groups"][scope]["systems"].get("ours", {}) if scope in result["groups"] else
+                    result["by_language"].get(scope, {}))
         for metric, floor in values.items():
             got = measured.get(metric)
             if got is None or got < floor:
@@ -96,25 +100,54 @@ def check_floors(result: dict, floors_path: Path) -> list[str]:
     return failures
 
 
+GROUP_TITLES = {"all": "all queries", "multi_engine": "multi-engine queries (fusion can matter)",
+                "single_engine": "single-engine queries (fusion must not hurt)"}
+
+
+def _metrics_row(name: str, m: dict) -> str:
+    if not m or m.get("n", 0) == 0:
+        return f"  {name:<22} (no data)"
+    return "  " + f"{name:<22}" + "  ".join(f"{k} {m[k]:.3f}" for k in METRICS) + f"  (n={m['n']})"
+
+
+def _comparison(c: dict) -> str:
+    needed = c["queries_needed"]
+    return (f"{c['diff']:+.3f} [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] p={c['p_sign_flip']:.3f} "
+            f"{c['wins']}/{c['losses']}/{c['ties']}" + (" *" if c["significant"] else "")
+            + (f" need~{needed}" if needed else ""))
+
+
 def render(result: dict) -> str:
     lines = [f"set: {result['set']}  queries: {result['overall'].get('n', 0)}"]
     if result.get("note"):
         lines.append("note: " + result["note"])
-
-    def row(name: str, m: dict) -> str:
-        if not m or m.get("n", 0) == 0:
-            return f"  {name:<28} (no data)"
-        return f"  {name:<28} p@8 {m['p@8']:.3f}  r@8 {m['r@8']:.3f}  mrr@8 {m['mrr@8']:.3f}  (n={m['n']})"
-
-    lines.append(row("overall", result["overall"]))
-    for title, key in (("by language", "by_language"), ("by category", "by_category"), ("by engine", "by_engine")):
-        lines.append(title + ":")
-        lines.extend(row(name, m) for name, m in result[key].items())
-    lines.append("baselines (MRR@8 ours minus baseline, paired bootstrap 95% CI):")
-    for name, b in result["baselines"].items():
-        d = b["mrr_diff_ours_minus_baseline"]
-        lines.append(row(name, b["overall"]) + f"  diff {d['diff']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
-                     + (" *" if d["significant"] else ""))
+    for group, data in result["groups"].items():
+        lines.append(f"\n== {GROUP_TITLES[group]}: {data['n']} ==")
+        for name, m in data["systems"].items():
+            lines.append(_metrics_row(name, m))
+        if data["n"]:
+            lines.append("  ours minus baseline: diff [bootstrap 95% CI] sign-flip p  W/L/T  (* = both tests "
+                         "significant; need~N = queries a significant result would need)")
+            for name, by_metric in data["ours_minus"].items():
+                lines.append(f"  vs {name}:")
+                lines.extend(f"      {m:<7} {_comparison(c)}" for m, c in by_metric.items())
+    lines.append("\n== each engine alone, over the queries it answered (alone | ours | ours minus alone) ==")
+    for name, data in result["by_engine"].items():
+        lines.append(_metrics_row(name, data))
+        lines.append(_metrics_row("  ours", data["ours"]))
+        lines.extend(f"      {m:<7} {_comparison(c)}" for m, c in data["ours_minus_alone"].items())
+    targets = result["targets"]
+    lines.append("\n== targets ==")
+    lines.append("multi-engine queries where ours drops an expected domain SearXNG's merge keeps in the top 8: "
+                 + (", ".join(f"{d['id']} {d['kept_by_searxng_not_ours']}"
+                              for d in targets["multi_engine_dropped_vs_searxng"]) or "none"))
+    below = targets["single_engine_below_engine"]
+    lines.append("single-engine queries where ours is below the engine's own order: "
+                 + (", ".join(f"{b['id']} {b['metric']} {b['ours']:.3f}<{b['engine_alone']:.3f} ({b['cause']})"
+                              for b in below) or "none"))
+    if result.get("pending"):
+        lines.append("captures waiting for an engine this checkout lacks: "
+                     + "; ".join(f"{k}: {', '.join(v)}" for k, v in result["pending"].items()))
     if result["worst"]:
         w = result["worst"]
         lines.append(f"worst query: {w['id']} ({w['query']!r}) mrr@8 {w['metrics']['mrr@8']:.3f}")
@@ -144,17 +177,20 @@ def plot(result: dict, out_dir: Path) -> list[Path]:
     plt.close(fig)
     written.append(path)
 
-    systems = {"ours": result["overall"], **{k: v["overall"] for k, v in result["baselines"].items()}}
-    fig, ax = plt.subplots(figsize=(8, 4))
-    labels = list(systems)
-    width = 0.27
-    for i, metric in enumerate(("p@8", "r@8", "mrr@8")):
-        ax.bar([x + i * width for x in range(len(labels))], [systems[s][metric] or 0 for s in labels], width,
-               label=metric)
-    ax.set_xticks([x + width for x in range(len(labels))], labels, rotation=20, ha="right")
-    ax.set_ylim(0, 1)
-    ax.legend()
-    ax.set_title(f"Ours vs baselines — {result['set']}")
+    shown = [g for g in ("multi_engine", "all") if result["groups"][g]["n"]]
+    fig, axes = plt.subplots(1, len(shown), figsize=(7 * len(shown), 4.2), squeeze=False)
+    for ax, group in zip(axes[0], shown):
+        systems = result["groups"][group]["systems"]
+        labels = list(systems)
+        width = 0.8 / len(METRICS)
+        for i, metric in enumerate(METRICS):
+            ax.bar([x + i * width for x in range(len(labels))], [systems[s][metric] or 0 for s in labels], width,
+                   label=metric)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(labels))], labels, rotation=25, ha="right")
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8)
+        ax.set_title(f"{GROUP_TITLES[group]} (n={result['groups'][group]['n']})", fontsize=10)
+    fig.suptitle(f"Ours vs baselines — {result['set']}", fontsize=11)
     fig.tight_layout()
     path = out_dir / "bench-baselines.png"
     fig.savefig(path)

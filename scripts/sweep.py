@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def per_query(overrides: dict, metric: str) -> list[float]:
         settings = base.model_copy(update=overrides)
-        return [score(rank_urls(settings, q), q.query.expected_domains)[metric] for q in qruns]
+        return [score(rank_urls(settings, q), q.query.judgment, pool=q.pool)[metric] for q in qruns]
 
     def mrr_per_query(overrides: dict) -> list[float]:
         return per_query(overrides, "mrr@8")

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from plugin.bench.evaluation import paired_bootstrap, score
+import math
+
+from plugin.bench.evaluation import (Judgment, compare, paired_bootstrap, queries_needed, score, sign_flip_p,
+                                       wins_losses_ties)
 from plugin.bench.replay import Cassette, Recordings, ReplayTransport, query_text
 from standins import bing_page, ddg_page, page
 
@@ -159,13 +162,78 @@ async def test_replay_is_tier_aware(standins, tmp_path):
 
 def test_metrics_and_bootstrap():
     m = score(["https://docs.python.org/3/", "https://x.org/", "https://python.org/"], ["python.org"])
-    assert m == {"p@8": 2 / 8, "r@8": 1.0, "mrr@8": 1.0}
+    assert (m["p@8"], m["r@8"], m["mrr@8"]) == (2 / 8, 1.0, 1.0)
     m = score(["https://x.org/", "https://www.python.org/"], ["python.org", "pypi.org"])
-    assert m == {"p@8": 1 / 8, "r@8": 0.5, "mrr@8": 0.5}
+    assert (m["p@8"], m["r@8"], m["mrr@8"]) == (1 / 8, 0.5, 0.5)
     same = paired_bootstrap([0.5, 1, 0], [0.5, 1, 0])
     assert (same.mean, same.low, same.high) == (0, 0, 0) and not same.excludes_zero
     better = paired_bootstrap([1.0] * 20, [0.0] * 20)
     assert better.excludes_zero and better.low == 1.0
+
+
+def test_graded_judgments_and_ndcg():
+    judged = Judgment(expected=("python.org",), acceptable=("realpython.com",))
+    assert judged.grade("https://docs.python.org/3/") == ("python.org", 2)
+    assert judged.grade("https://realpython.com/x") == ("realpython.com", 1)
+    assert judged.grade("https://pythonista.org/") == (None, 0)  # a suffix of the name is not a subdomain
+    pool = ["https://realpython.com/a", "https://x.org/", "https://www.python.org/"]
+    best = score(["https://www.python.org/", "https://realpython.com/a"], judged, pool=pool)
+    assert best["ndcg@8"] == 1.0 and best["p@8"] == 2 / 8 and best["mrr@8"] == 1.0
+    swapped = score(["https://realpython.com/a", "https://www.python.org/"], judged, pool=pool)
+    ideal = 3 / math.log2(2) + 1 / math.log2(3)
+    assert swapped["ndcg@8"] == (1 / math.log2(2) + 3 / math.log2(3)) / ideal
+    assert swapped["mrr@8"] == 0.5  # MRR counts the first expected (grade 2) row
+    # A second row of a domain already shown adds nothing: rows, not domains, would reward repetition.
+    repeated = score(["https://www.python.org/", "https://docs.python.org/", "https://realpython.com/a"], judged,
+                     pool=pool)
+    assert repeated["ndcg@8"] == (3 + 1 / math.log2(4)) / ideal and repeated["p@8"] == 3 / 8
+    # The ideal is what the engines returned: with only the acceptable domain in the pool, showing it first is 1.
+    assert score(["https://realpython.com/a"], judged, pool=pool[:2])["ndcg@8"] == 1.0
+    assert score(["https://x.org/"], judged, pool=["https://x.org/"])["ndcg@8"] == 0.0
+
+
+def test_sign_flip_on_known_cases():
+    # Five queries, all won by 1: of the 2^5 sign patterns only all-plus and all-minus reach |sum| = 5.
+    assert sign_flip_p([1.0] * 5, [0.0] * 5) == 2 / 32
+    # Ties do not count: the same five wins among twenty ties give the same p.
+    assert sign_flip_p([1.0] * 5 + [0.3] * 20, [0.0] * 5 + [0.3] * 20) == 2 / 32
+    # Three wins and a loss of the same size: |sum| >= 2 in 10 of the 16 patterns.
+    assert sign_flip_p([1, 1, 1, 0], [0, 0, 0, 1]) == 10 / 16
+    assert sign_flip_p([0.5, 1.0], [0.5, 1.0]) == 1.0
+    # Beyond exact enumeration the Monte Carlo estimate agrees with the exact tail 2 / 2^30 (never 0).
+    p = sign_flip_p([1.0] * 30, [0.0] * 30, rounds=2000)
+    assert p == 1 / 2001
+    assert wins_losses_ties([1, 0, 0.5], [0, 1, 0.5]) == (1, 1, 1)
+    result = compare([1.0] * 6 + [0.2] * 4, [0.0] * 6 + [0.2] * 4)
+    assert result["wins"] == 6 and result["ties"] == 4 and result["p_sign_flip"] == round(2 / 64, 4)
+    assert result["significant"] and result["queries_needed"] == 6
+    assert queries_needed([0.5, 0.5], [0.5, 0.5]) is None
+
+
+def test_oracle_single_takes_the_best_engine_per_query_and_metric():
+    """Two queries, two engines: each engine wins one query, so the oracle beats both fixed choices."""
+    from plugin.bench.baselines import oracle_single, single_engine
+
+    judged = Judgment(expected=("a.org",), acceptable=("b.org",))
+    queries = [
+        {"one": rows_of("https://a.org/", "https://x.org/"), "two": rows_of("https://x.org/", "https://a.org/")},
+        {"one": rows_of("https://x.org/", "https://y.org/"), "two": rows_of("https://b.org/", "https://a.org/")},
+    ]
+    alone = [{name: score(single_engine(q, name), judged) for name in q} for q in queries]
+    oracle = [oracle_single(a) for a in alone]
+    assert [o["mrr@8"] for o in oracle] == [1.0, 0.5]
+    assert [a["one"]["mrr@8"] for a in alone] == [1.0, 0.0] and [a["two"]["mrr@8"] for a in alone] == [0.5, 0.5]
+    fixed_best = max(sum(a[name]["mrr@8"] for a in alone) for name in ("one", "two"))
+    assert sum(o["mrr@8"] for o in oracle) == 1.5 > fixed_best == 1.0
+    # Per metric: on query 2 engine "two" is best on p@8 too, on query 1 both tie.
+    assert [o["p@8"] for o in oracle] == [1 / 8, 2 / 8]
+    assert oracle_single({}) == {"p@8": 0.0, "r@8": 0.0, "mrr@8": 0.0, "ndcg@8": 0.0}
+
+
+def rows_of(*urls: str):
+    from engines.base import Row
+
+    return [Row(title=u, url=u, snippet="", position=i) for i, u in enumerate(urls, start=1)]
 
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-page corpus not found at {CORPUS}")
@@ -176,10 +244,16 @@ async def test_corpus_bench_reports_every_key_and_stays_above_its_floors():
     code, out, err = await run(sys.executable, "scripts/bench.py", "--corpus", str(CORPUS), "--json",
                                "--check-floors")
     result = json.loads(out)
-    assert set(result) >= {"overall", "by_language", "by_category", "by_engine", "worst", "queries", "baselines"}
-    assert set(result["overall"]) >= {"p@8", "r@8", "mrr@8"}
-    assert {"searxng", "ddgs", "concatenation", "round_robin"} <= set(result["baselines"])
-    assert any(name.startswith("best_single") for name in result["baselines"])
+    assert set(result) >= {"overall", "groups", "by_language", "by_category", "by_engine", "targets", "worst",
+                           "queries"}
+    assert set(result["overall"]) >= {"p@8", "r@8", "mrr@8", "ndcg@8"}
+    assert set(result["groups"]) == {"all", "multi_engine", "single_engine"}
+    multi = result["groups"]["multi_engine"]
+    assert set(multi["systems"]) == {"ours", "searxng", "ddgs", "round_robin", "concatenation", "oracle_single"}
+    assert set(multi["ours_minus"]["searxng"]["mrr@8"]) >= {"diff", "ci95", "p_sign_flip", "wins", "losses", "ties"}
+    # Every query the corpus holds on several engines is judged and replayed with several engines.
+    assert {"corpus-hello", "corpus-javascript-tutorial", "corpus-pydantic-ai", "corpus-python",
+            "corpus-weather-vi", "corpus-model-context-protocol"} <= set(multi["queries"])
     assert code == 0, err  # floors from bench/floors.json
 
 

@@ -2,7 +2,8 @@
 
 - SearXNG's merge: score = Σ over positions of (Π engine weights × engines that found it) / position.
 - ddgs: its own ResultsAggregator (frequency) and SimpleFilterRanker, from the installed `ddgs` package.
-- plain concatenation, round-robin, and the best single engine.
+- plain concatenation, round-robin, each engine alone, and the best single engine chosen per query
+  with hindsight (the oracle).
 Every baseline gets each engine's parsed rows (URLs canonicalised for identity), no gate, no tiers.
 """
 
@@ -12,6 +13,7 @@ from collections import defaultdict
 from typing import Mapping, Sequence
 
 from engines.base import Row
+from plugin.bench.evaluation import METRICS
 from plugin.pipeline.canonical import canonical_url, identity
 
 EngineRows = Mapping[str, Sequence[Row]]  # engine name -> its rows, in its order
@@ -90,3 +92,12 @@ def ddgs_rank(lists: EngineRows, query: str) -> list[str]:
 
 def single_engine(lists: EngineRows, engine: str) -> list[str]:
     return _dedupe([row.url for row in lists.get(engine, ())])
+
+
+def oracle_single(alone: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The best single engine chosen per query, with hindsight: for each metric, the best value any one
+    engine reached alone on this query (0 when no engine answered). No user choosing one engine per
+    query can do better on any metric, so it is the strictest single-engine bar."""
+    metrics = {m for scores in alone.values() for m in scores}
+    return {m: max((scores[m] for scores in alone.values()), default=0.0) for m in sorted(metrics)} if alone \
+        else {m: 0.0 for m in METRICS}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engines import ENGINES
 from engines.base import SearchOptions
+from plugin.bench.evaluation import Judgment
 from plugin.bench.replay import Cassette, Exchange, full_url, request_body
 from plugin.pipeline.operators import parse_operators
 
@@ -30,6 +31,15 @@ class JudgedQuery:
     expected_domains: tuple[str, ...]
     captured: datetime | None = None
     files: tuple[dict, ...] = ()
+    acceptable_domains: tuple[str, ...] = ()
+
+    @property
+    def judgment(self) -> Judgment:
+        return Judgment(self.expected_domains, self.acceptable_domains)
+
+    def pending_files(self) -> list[str]:
+        """Captures of engines this checkout does not have yet (they count once the engine exists)."""
+        return [f["path"] for f in self.files if _engine_of(f["path"]) not in ENGINES]
 
 
 def load_queries(path: str | Path) -> list[JudgedQuery]:
@@ -42,10 +52,15 @@ def load_queries(path: str | Path) -> list[JudgedQuery]:
         queries.append(JudgedQuery(
             id=item["id"], query=item["query"], lang=item["lang"], category=item["category"],
             expected_domains=tuple(item["expected_domains"]),
+            acceptable_domains=tuple(item.get("acceptable_domains", ())),
             captured=datetime.fromisoformat(captured).replace(hour=12) if captured else None,
             files=files,
         ))
     return queries
+
+
+def _engine_of(path: str) -> str:
+    return path.split("/", 1)[0]
 
 
 def _body(path: Path, json_key: str | None) -> bytes:
@@ -67,8 +82,10 @@ def corpus_cassette(query: JudgedQuery, corpus_dir: str | Path) -> Cassette:
     text = operators.text if operators.allowed_domains or operators.blocked_domains else query.query
     for entry in query.files:
         path = root / entry["path"]
-        engine_name = entry["path"].split("/", 1)[0]
-        engine = ENGINES[engine_name]
+        engine_name = _engine_of(entry["path"])
+        engine = ENGINES.get(engine_name)
+        if engine is None:  # see JudgedQuery.pending_files
+            continue
         options = SearchOptions(api_key="replay", base_url="https://searxng.invalid", now=now,
                                 site=operators.site, allowed_domains=operators.allowed_domains,
                                 blocked_domains=operators.blocked_domains)

@@ -13,7 +13,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from statistics import mean
 from typing import Callable, Iterable, Sequence
 
 from pydantic import SecretStr
@@ -22,7 +21,7 @@ from engines import ENGINES
 from engines.base import Row
 from plugin.bench import baselines
 from plugin.bench.corpus import JudgedQuery
-from plugin.bench.evaluation import METRICS, average, paired_bootstrap, score
+from plugin.bench.evaluation import METRICS, average, compare, score
 from plugin.bench.replay import Cassette, Recordings, RecordingTransport, ReplayTransport, cassette_name
 from plugin.pipeline.searcher import EngineRun, Searcher, SearchPlan
 from plugin.settings import KEY_FIELDS, Settings
@@ -50,8 +49,27 @@ class QueryRun:
     query: JudgedQuery
     plan: SearchPlan
     runs: list[EngineRun]
-    engine_rows: dict[str, list[Row]] = field(default_factory=dict)  # every recorded engine, alone
+    engine_rows: dict[str, list[Row]] = field(default_factory=dict)  # every recorded engine, alone, as parsed
     statuses: dict[str, str] = field(default_factory=dict)
+    engine_kept: dict[str, list[Row]] = field(default_factory=dict)  # ...and what filters and gate left of it
+
+    @property
+    def answering(self) -> list[str]:
+        """Engines whose recorded page parsed into at least one row."""
+        return [name for name, rows in self.engine_rows.items() if rows]
+
+    @property
+    def multi_engine(self) -> bool:
+        return len(self.answering) >= 2
+
+    @property
+    def fused(self) -> list[str]:
+        """Engines whose rows our ranking actually merged (tier-aware, after the gate)."""
+        return [run.engine.name for run in self.runs if run.kept]
+
+    @property
+    def pool(self) -> list[str]:
+        return [row.url for rows in self.engine_rows.values() for row in rows]
 
 
 async def replay_query(query: JudgedQuery, cassette: Cassette, settings: Settings) -> QueryRun:
@@ -62,11 +80,12 @@ async def replay_query(query: JudgedQuery, cassette: Cassette, settings: Setting
     runs = await searcher.run_tiers(plan)
     solo = Searcher(settings, transport=ReplayTransport(settings, recordings), state=MemoryState())
     recorded = [name for name in ENGINES if any(ex.engine == name for ex in cassette.exchanges)]
-    engine_rows = {}
+    engine_rows, engine_kept = {}, {}
     for name in recorded:
         run = await solo.run_engine(ENGINES[name], solo.tier_of(ENGINES[name]), plan)
         engine_rows[name] = run.all_rows
-    return QueryRun(query=query, plan=plan, runs=runs, engine_rows=engine_rows,
+        engine_kept[name] = run.kept
+    return QueryRun(query=query, plan=plan, runs=runs, engine_rows=engine_rows, engine_kept=engine_kept,
                     statuses={run.engine.name: run.status for run in runs})
 
 
@@ -77,9 +96,26 @@ def rank_urls(settings: Settings, qrun: QueryRun) -> list[str]:
 BASELINES: dict[str, Callable[[QueryRun], list[str]]] = {
     "searxng": lambda q: baselines.searxng_merge(q.engine_rows, {}),
     "ddgs": lambda q: baselines.ddgs_rank(q.engine_rows, q.query.query),
-    "concatenation": lambda q: baselines.concatenation(q.engine_rows),
     "round_robin": lambda q: baselines.round_robin(q.engine_rows),
+    "concatenation": lambda q: baselines.concatenation(q.engine_rows),
 }
+ORACLE = "oracle_single"
+GROUPS = ("all", "multi_engine", "single_engine")
+
+
+def query_scores(settings: Settings, qrun: QueryRun) -> dict:
+    """Every system's metrics on one query, our ranking's URLs, and each engine alone."""
+    judgment, pool = qrun.query.judgment, qrun.pool
+    ours = rank_urls(settings, qrun)
+    systems = {"ours": score(ours, judgment, pool=pool)}
+    for name, ranker in BASELINES.items():
+        systems[name] = score(ranker(qrun), judgment, pool=pool)
+    alone = {name: score(baselines.single_engine(qrun.engine_rows, name), judgment, pool=pool)
+             for name in qrun.answering}
+    systems[ORACLE] = baselines.oracle_single(alone)
+    gated = {name: score(baselines.single_engine(qrun.engine_kept, name), judgment, pool=pool)
+             for name in qrun.answering}
+    return {"ours_urls": ours, "systems": systems, "alone": alone, "alone_gated": gated}
 
 
 def _group(rows: list[dict], key: str) -> dict[str, dict]:
@@ -89,51 +125,88 @@ def _group(rows: list[dict], key: str) -> dict[str, dict]:
     return {name: average(items) for name, items in sorted(groups.items())}
 
 
+def _rounded(metrics: dict[str, float]) -> dict[str, float]:
+    return {m: round(v, 4) for m, v in metrics.items()}
+
+
+def _expected_domains_in(urls: Sequence[str], qrun: QueryRun) -> set[str]:
+    return {d for d, g in (qrun.query.judgment.grade(u) for u in list(urls)[:8]) if g == 2}
+
+
 def report(qruns: Sequence[QueryRun], settings: Settings, missing: Sequence[str] = (), label: str = "") -> dict:
+    scored = [query_scores(settings, q) for q in qruns]
     per_query = []
-    ours_mrr = []
-    for qrun in qruns:
-        urls = rank_urls(settings, qrun)
-        metrics = score(urls, qrun.query.expected_domains)
-        ours_mrr.append(metrics["mrr@8"])
+    for qrun, s in zip(qruns, scored):
         per_query.append({
             "id": qrun.query.id, "query": qrun.query.query, "lang": qrun.query.lang,
             "category": qrun.query.category, "expected_domains": list(qrun.query.expected_domains),
-            "metrics": {m: round(v, 4) for m, v in metrics.items()}, "top": urls[:8], "engines": qrun.statuses,
+            "acceptable_domains": list(qrun.query.acceptable_domains),
+            "answering": qrun.answering, "fused": qrun.fused, "multi_engine": qrun.multi_engine,
+            "metrics": _rounded(s["systems"]["ours"]),
+            "systems": {name: _rounded(m) for name, m in s["systems"].items() if name != "ours"},
+            "top": s["ours_urls"][:8], "engines": qrun.statuses,
+            "pending": qrun.query.pending_files(),
         })
-    by_engine_rows: dict[str, list[dict]] = defaultdict(list)
-    for qrun in qruns:
-        for name, rows in qrun.engine_rows.items():
-            by_engine_rows[name].append(score(baselines.single_engine(qrun.engine_rows, name),
-                                              qrun.query.expected_domains))
-    by_engine = {name: average(rows) for name, rows in sorted(by_engine_rows.items())}
 
-    # Best single engine: highest mean MRR over the whole set (0 where it has no recording).
-    engine_names = sorted(by_engine)
-    single_mrr = {name: [score(baselines.single_engine(q.engine_rows, name), q.query.expected_domains)["mrr@8"]
-                         for q in qruns] for name in engine_names}
-    best_engine = max(engine_names, key=lambda n: (mean(single_mrr[n]) if qruns else 0, n)) if engine_names else None
+    members = {"all": list(range(len(qruns))),
+               "multi_engine": [i for i, q in enumerate(qruns) if q.multi_engine],
+               "single_engine": [i for i, q in enumerate(qruns) if not q.multi_engine]}
+    groups = {}
+    for group, idx in members.items():
+        systems = {name: average([scored[i]["systems"][name] for i in idx]) for name in scored[0]["systems"]} \
+            if scored else {}
+        comparisons = {}
+        for name in systems:
+            if name == "ours":
+                continue
+            comparisons[name] = {m: compare([scored[i]["systems"]["ours"][m] for i in idx],
+                                            [scored[i]["systems"][name][m] for i in idx]) for m in METRICS}
+        groups[group] = {"n": len(idx), "queries": [qruns[i].query.id for i in idx], "systems": systems,
+                         "ours_minus": comparisons}
 
-    baseline_report = {}
-    systems = dict(BASELINES)
-    if best_engine:
-        systems[f"best_single ({best_engine})"] = lambda q, e=best_engine: baselines.single_engine(q.engine_rows, e)
-    for name, ranker in systems.items():
-        rows = [score(ranker(q), q.query.expected_domains) for q in qruns]
-        baseline_report[name] = {
-            "overall": average(rows),
-            "mrr_diff_ours_minus_baseline": paired_bootstrap(ours_mrr, [r["mrr@8"] for r in rows]).to_dict(),
-        }
+    # Each engine alone, over the queries it answered: does our ranking keep what that engine had?
+    by_engine = {}
+    for name in sorted({n for q in qruns for n in q.answering}):
+        idx = [i for i, q in enumerate(qruns) if name in q.answering]
+        alone = [scored[i]["alone"][name] for i in idx]
+        ours = [scored[i]["systems"]["ours"] for i in idx]
+        by_engine[name] = average(alone) | {
+            "ours": average(ours),
+            "ours_minus_alone": {m: compare([o[m] for o in ours], [a[m] for a in alone]) for m in METRICS}}
+
+    # The issue-12 targets, query by query.
+    dropped = []
+    for i in members["multi_engine"]:
+        searxng = _expected_domains_in(BASELINES["searxng"](qruns[i]), qruns[i])
+        ours = _expected_domains_in(scored[i]["ours_urls"], qruns[i])
+        if searxng - ours:
+            dropped.append({"id": qruns[i].query.id, "kept_by_searxng_not_ours": sorted(searxng - ours)})
+    below_engine = []
+    for i in members["single_engine"]:
+        for name in qruns[i].answering:
+            for m in METRICS:
+                ours_m, alone_m = scored[i]["systems"]["ours"][m], scored[i]["alone"][name][m]
+                if ours_m < alone_m - 1e-12:
+                    gated_m = scored[i]["alone_gated"][name][m]
+                    below_engine.append({
+                        "id": qruns[i].query.id, "engine": name, "metric": m, "ours": round(ours_m, 4),
+                        "engine_alone": round(alone_m, 4), "engine_after_gate": round(gated_m, 4),
+                        # The gate (or an operator filter) removed on purpose what ours lacks when ours
+                        # still matches the engine's own order of what the gate kept.
+                        "cause": "gate" if ours_m >= gated_m - 1e-12 else "fusion"})
+
     worst = min(per_query, key=lambda r: (r["metrics"]["mrr@8"], r["metrics"]["p@8"], r["id"])) if per_query else None
     return {
         "set": label,
         "overall": average([r["metrics"] for r in per_query]),
+        "groups": groups,
         "by_language": _group(per_query, "lang"),
         "by_category": _group(per_query, "category"),
         "by_engine": by_engine,
+        "targets": {"multi_engine_dropped_vs_searxng": dropped, "single_engine_below_engine": below_engine},
+        "pending": {r["id"]: r["pending"] for r in per_query if r["pending"]},
         "worst": worst,
         "queries": per_query,
-        "baselines": baseline_report,
         "missing": list(missing),
         "metrics": list(METRICS),
     }
