@@ -22,23 +22,89 @@ from plugin.errors import INVALID_PARAMETER, SearchError
 
 Tier = Literal["primary", "fallback"]
 
+# Authority means official for this query (plugin/pipeline/intent.py, plugin/pipeline/fusion.py):
+# 1. the sites of what the query names, from this table (name, as a whole word, → domains; subdomains
+#    count: python.org covers docs.python.org). Curated from general knowledge of where each project,
+#    product or standard publishes itself; extend it with `official_sites`.
+# 2. for a query that is only a name, the site spelled like it (`official_from_name`).
+# 3. for a query asking for documentation or a package, DEFAULT_AUTHORITY_DOMAINS below.
+# A top-level domain says who runs a site, not that it is official for the query: no suffix counts by
+# default (`authority_suffixes` is there for users who want one to count everywhere).
+DEFAULT_OFFICIAL_SITES: dict[str, tuple[str, ...]] = {
+    # languages and runtimes
+    "python": ("python.org",), "cpython": ("python.org",), "typescript": ("typescriptlang.org",),
+    "javascript": ("developer.mozilla.org", "tc39.es"), "ecmascript": ("tc39.es", "ecma-international.org"),
+    "node.js": ("nodejs.org",), "nodejs": ("nodejs.org",), "deno": ("deno.com", "deno.land"),
+    "rust": ("rust-lang.org",), "golang": ("go.dev", "golang.org"), "go": ("go.dev", "golang.org"),
+    "java": ("openjdk.org", "docs.oracle.com", "java.com"), "openjdk": ("openjdk.org",),
+    "kotlin": ("kotlinlang.org",), "swift": ("swift.org",), "php": ("php.net",), "ruby": ("ruby-lang.org",),
+    "perl": ("perl.org",), "haskell": ("haskell.org",), "scala": ("scala-lang.org",),
+    "elixir": ("elixir-lang.org",), "erlang": ("erlang.org",), "julia": ("julialang.org",), "dart": ("dart.dev",),
+    "lua": ("lua.org",), "zig": ("ziglang.org",), "r": ("r-project.org",), "c++": ("isocpp.org", "cppreference.com"),
+    "webassembly": ("webassembly.org",), "wasm": ("webassembly.org",),
+    "html": ("whatwg.org", "developer.mozilla.org"), "css": ("w3.org", "developer.mozilla.org"),
+    # frameworks and libraries
+    "react": ("react.dev", "reactjs.org"), "react native": ("reactnative.dev",), "vue": ("vuejs.org",),
+    "vue.js": ("vuejs.org",), "vuejs": ("vuejs.org",), "angular": ("angular.dev", "angular.io"),
+    "svelte": ("svelte.dev",), "next.js": ("nextjs.org",), "nextjs": ("nextjs.org",), "nuxt": ("nuxt.com",),
+    "tailwind": ("tailwindcss.com",), "tailwindcss": ("tailwindcss.com",), "bootstrap": ("getbootstrap.com",),
+    "jquery": ("jquery.com",), "express.js": ("expressjs.com",), "expressjs": ("expressjs.com",),
+    "django": ("djangoproject.com",), "flask": ("flask.palletsprojects.com",),
+    "fastapi": ("fastapi.tiangolo.com",), "pydantic": ("pydantic.dev",), "numpy": ("numpy.org",),
+    "pandas": ("pandas.pydata.org",), "scipy": ("scipy.org",), "matplotlib": ("matplotlib.org",),
+    "scikit-learn": ("scikit-learn.org",), "sklearn": ("scikit-learn.org",), "pytorch": ("pytorch.org",),
+    "tensorflow": ("tensorflow.org",), "keras": ("keras.io",), "hugging face": ("huggingface.co",),
+    "huggingface": ("huggingface.co",), "langchain": ("langchain.com",), "llamaindex": ("llamaindex.ai",),
+    "httpx": ("python-httpx.org",), "aiohttp": ("aiohttp.org",), "tokio": ("tokio.rs",),
+    "spring boot": ("spring.io",), "spring framework": ("spring.io",), "ruby on rails": ("rubyonrails.org",),
+    "laravel": ("laravel.com",), "dotnet": ("dotnet.microsoft.com", "learn.microsoft.com"),
+    "tauri": ("tauri.app",), "flutter": ("flutter.dev",), "godot": ("godotengine.org",), "qt": ("qt.io",),
+    "gtk": ("gtk.org",), "webpack": ("webpack.js.org",), "vite": ("vite.dev", "vitejs.dev"),
+    "eslint": ("eslint.org",), "graphql": ("graphql.org",), "grpc": ("grpc.io",),
+    "openapi": ("openapis.org", "swagger.io"),
+    # databases, infrastructure, tools
+    "postgresql": ("postgresql.org",), "postgres": ("postgresql.org",), "mysql": ("mysql.com",),
+    "mariadb": ("mariadb.org", "mariadb.com"), "sqlite": ("sqlite.org",), "mongodb": ("mongodb.com",),
+    "redis": ("redis.io",), "elasticsearch": ("elastic.co",), "kafka": ("kafka.apache.org",),
+    "apache spark": ("spark.apache.org",), "nginx": ("nginx.org", "nginx.com"), "docker": ("docker.com",),
+    "kubernetes": ("kubernetes.io",), "k8s": ("kubernetes.io",), "helm": ("helm.sh",),
+    "terraform": ("terraform.io", "developer.hashicorp.com"), "ansible": ("ansible.com",),
+    "prometheus": ("prometheus.io",), "grafana": ("grafana.com",), "git": ("git-scm.com",),
+    "github": ("github.com",), "gitlab": ("gitlab.com",), "linux kernel": ("kernel.org",),
+    "ubuntu": ("ubuntu.com",), "debian": ("debian.org",), "fedora": ("fedoraproject.org",),
+    "arch linux": ("archlinux.org",), "archlinux": ("archlinux.org",), "nixos": ("nixos.org",),
+    "vim": ("vim.org",), "neovim": ("neovim.io",), "vscode": ("code.visualstudio.com",),
+    "vs code": ("code.visualstudio.com",), "visual studio code": ("code.visualstudio.com",),
+    "homebrew": ("brew.sh",), "npm": ("npmjs.com",), "pip": ("pip.pypa.io",), "pypi": ("pypi.org",),
+    "aws": ("aws.amazon.com",), "amazon web services": ("aws.amazon.com",),
+    "azure": ("azure.microsoft.com", "learn.microsoft.com"), "google cloud": ("cloud.google.com",),
+    "gcp": ("cloud.google.com",), "cloudflare": ("cloudflare.com",), "vercel": ("vercel.com",),
+    "netlify": ("netlify.com",),
+    # AI products and protocols
+    "openai": ("openai.com",), "chatgpt": ("openai.com", "chatgpt.com"), "anthropic": ("anthropic.com",),
+    "claude": ("anthropic.com", "claude.com", "claude.ai"), "deepseek": ("deepseek.com",),
+    "mistral": ("mistral.ai",), "ollama": ("ollama.com",), "model context protocol": ("modelcontextprotocol.io",),
+    # standards and platforms
+    "rfc": ("rfc-editor.org", "ietf.org"), "w3c": ("w3.org",), "unicode": ("unicode.org",),
+    "oauth": ("oauth.net",), "google": ("google.com", "blog.google", "about.google", "abc.xyz"),
+    "microsoft": ("microsoft.com",),
+    # Chinese platforms and projects
+    "飞桨": ("paddlepaddle.org.cn",), "paddlepaddle": ("paddlepaddle.org.cn",), "微信": ("weixin.qq.com",),
+    "鸿蒙": ("harmonyos.com", "developer.huawei.com"), "harmonyos": ("harmonyos.com", "developer.huawei.com"),
+}
+# Official for every query asking for documentation or a package: standards bodies, package registries
+# and the language references publishers defer to.
 DEFAULT_AUTHORITY_DOMAINS: tuple[str, ...] = (
-    # Official documentation, standards and reference sites.
-    "python.org", "pypi.org", "readthedocs.io", "readthedocs.org", "github.com", "gitlab.com",
-    "wikipedia.org", "developer.mozilla.org", "w3.org", "whatwg.org", "ietf.org", "rfc-editor.org",
-    "postgresql.org", "mysql.com", "sqlite.org", "kubernetes.io", "docker.com", "react.dev",
-    "nodejs.org", "npmjs.com", "typescriptlang.org", "rust-lang.org", "crates.io", "go.dev",
-    "golang.org", "oracle.com", "learn.microsoft.com", "apache.org", "mozilla.org", "arxiv.org",
-    "kernel.org", "gnu.org", "djangoproject.com", "pytorch.org", "tensorflow.org", "numpy.org",
-    "pandas.pydata.org", "vuejs.org", "angular.dev", "nextjs.org", "redis.io", "mongodb.com",
-    "nginx.org", "debian.org", "ubuntu.com", "archlinux.org", "cppreference.com",
-    # Chinese official and reference sites.
-    "gov.cn", "stats.gov.cn", "people.com.cn", "xinhuanet.com", "cas.cn", "runoob.com",
-)
-# Public-sector and academic suffixes count as authoritative wherever they appear.
-DEFAULT_AUTHORITY_SUFFIXES: tuple[str, ...] = (
-    ".gov", ".edu", ".mil", ".int", ".gov.cn", ".edu.cn", ".ac.cn", ".gov.uk", ".ac.uk",
-    ".gov.au", ".edu.au", ".go.jp", ".ac.jp", ".gc.ca", ".europa.eu",
+    # standards bodies
+    "w3.org", "whatwg.org", "ietf.org", "rfc-editor.org", "iso.org", "ecma-international.org", "tc39.es",
+    "unicode.org", "khronos.org", "opengroup.org",
+    # package registries and their documentation hosts
+    "pypi.org", "npmjs.com", "crates.io", "docs.rs", "pkg.go.dev", "rubygems.org", "packagist.org", "nuget.org",
+    "central.sonatype.com", "hex.pm", "pub.dev", "cran.r-project.org", "metacpan.org", "hackage.haskell.org",
+    "anaconda.org", "formulae.brew.sh", "hub.docker.com", "jsr.io", "cocoapods.org", "swiftpackageindex.com",
+    # references and project documentation hosts
+    "developer.mozilla.org", "learn.microsoft.com", "cppreference.com", "docs.oracle.com", "readthedocs.io",
+    "readthedocs.org",
 )
 
 # Searches per minute per scraped engine, shared through the state store: enough for one busy agent,
@@ -167,20 +233,35 @@ class Settings(BaseSettings):
 
     # --- ranking ---
     limit: int = Field(8, ge=1, le=20, description="Rows returned by default (requests are clamped to 1-20)")
-    rrf_k: float = Field(60, gt=0)
-    authority_boost: float = Field(0.25, ge=0)
-    freshness_boost: float = Field(0.2, ge=0)
-    freshness_days: float = Field(30, gt=0)
+    # Scores are in units of one engine's top vote: a row's vote from an engine is
+    # (rrf_k + 1) / (rrf_k + slot), 1.0 in the first slot, so a boost of 0.25 is a quarter of it.
+    rrf_k: float = Field(60, gt=0, description="Reciprocal rank fusion constant: how slowly a vote fades with slot")
+    authority_boost: float = Field(
+        0.25, ge=0, description="Added for a site official for the query, in top votes of one engine")
+    freshness_boost: float = Field(
+        0.2, ge=0, description="Added × freshness (1 today, 0 at freshness_days) on timely queries, in top votes")
+    freshness_days: float = Field(30, gt=0, description="Age at which freshness reaches 0")
     freshness_scope: Literal["all", "timely"] = Field(
-        "all", description="all: every query; timely: only queries asking for news or with a time operator")
+        "timely", description="timely: freshness counts only for queries about recent things (news category, "
+                              "a time operator, words such as latest/new/today/最新/发布/hôm nay, a year near now); "
+                              "all: for every query")
     same_index_discount: float = Field(
         1.0, ge=0, le=1, description="Weight of a further vote from an engine sharing an index already counted"
     )
     max_per_domain: int | None = Field(
         None, ge=1, description="Rows of one domain before the others get a turn (None: no limit)")
     off_region_weight: float = Field(0.5, ge=0, description="Weight multiplier for engines outside the query's region")
-    authority_domains: list[str] = Field(default_factory=lambda: list(DEFAULT_AUTHORITY_DOMAINS))
-    authority_suffixes: list[str] = Field(default_factory=lambda: list(DEFAULT_AUTHORITY_SUFFIXES))
+    official_sites: dict[str, list[str]] = Field(
+        default_factory=lambda: {name: list(domains) for name, domains in DEFAULT_OFFICIAL_SITES.items()},
+        description="Name (a whole word of the query) -> domains official for a query naming it")
+    official_from_name: bool = Field(
+        True, description="For a query that is only a name, the site spelled like it is official "
+                          "(model context protocol -> modelcontextprotocol.io)")
+    authority_domains: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_AUTHORITY_DOMAINS),
+        description="Official for queries asking for documentation or a package (standards bodies, registries)")
+    authority_suffixes: list[str] = Field(
+        default_factory=list, description="Host suffixes counted as authority for every query (none by default)")
 
     # --- API keys (environment or key file only) ---
     exa_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key"))

@@ -1,18 +1,41 @@
-"""Merging engines' lists into one ranking.
+"""Merging engines' lists into one ranking: consensus first, boosts that inform.
 
 1. Interleave by weight: weighted round-robin where, each round, an engine
    earns `weight` slots (weight 2 gives two slots a round, 0.5 one slot every
    other round). Engines of the query's region lead each round; engines of the
    other region have their weight scaled by `off_region_weight` but still
    contribute.
-2. Every row's position is its slot in that interleaving. Rows with the same
-   URL identity merge; reciprocal rank fusion sums their votes:
-       score = Σ vote / (rrf_k + slot)
-             + authority_boost × is_authority(domain)
-             + freshness_boost × freshness(date)
-   where a vote is 1, or `same_index_discount` for a further engine drawing on
+2. Every row's slot is its place in that interleaving. Rows with the same URL
+   identity merge (an engine votes once per identity, however it spells the
+   URL); each engine's vote is reciprocal rank fusion normalised so that the
+   first slot is worth exactly 1.0:
+       vote(slot) = (rrf_k + 1) / (rrf_k + slot)
+       score      = Σ over engines  discount × vote(slot)
+                  + authority_boost × official(row, query)
+                  + freshness_boost × freshness(date)        (timely queries only)
+   `discount` is 1, or `same_index_discount` for a further engine drawing on
    an index (e.g. Bing's) that already voted for the row.
 3. Ties break on the earliest slot, then the URL identity: deterministic.
+
+The unit is one engine's top vote, so every knob reads the same way:
+`authority_boost` 0.25 is a quarter of it, and a second engine's vote for a
+row in its top 8 (about 0.8 at rrf_k 60) outweighs any single boost at its
+default. That is the point: agreement between engines is the strongest signal;
+a row one engine ranked 19th cannot overtake a row two engines ranked in their
+top 8 because of its domain or its date.
+
+- official (see plugin/pipeline/intent.py): the site of what the query names
+  (python → python.org), the site spelled like a query that is only a name,
+  standards bodies and registries for documentation and package queries, and
+  any `authority_suffixes` a user configured (none by default: a `.gov` or
+  `.edu` host is not official for a query about something else).
+- freshness: 1 for today falling linearly to 0 at `freshness_days`, counted
+  only when the query asks for recent things (`freshness_scope` "timely") and
+  the row carries a date its engine gave (a date field of the engine, or a
+  short stamp at the very start of the snippet: engines/dates.leading_date).
+  A date more than a day in the future is an event, not a publication: 0. A
+  merged row keeps its earliest date (first publication). Undated rows get 0:
+  neither boosted nor punished.
 """
 
 from __future__ import annotations
@@ -23,6 +46,7 @@ from typing import Sequence
 
 from engines.base import Row
 from plugin.pipeline.canonical import canonical_url, host_of, identity, registrable_domain
+from plugin.pipeline.intent import Intent
 from plugin.settings import Settings
 
 
@@ -44,19 +68,35 @@ class Fused:
     snippet: str
     domain: str
     date: date | None
-    score: float
+    score: float  # votes + boosts, in units of one engine's top vote
     engines: list[str] = field(default_factory=list)
     positions: dict[str, int] = field(default_factory=dict)
     first_slot: int = 0
     key: str = ""
+    votes: float = 0.0  # the engines' votes alone
+    official: bool = False
+    freshness: float = 0.0
 
 
-def is_authority(host: str, domain: str, settings: Settings) -> bool:
-    if domain in settings.authority_domains or host in settings.authority_domains:
+def _within(host: str, domains: Sequence[str]) -> bool:
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+def is_authority(host: str, domain: str, intent: Intent, settings: Settings) -> bool:
+    """Whether a row's site is official for this query (see the module docstring)."""
+    if _within(host, intent.official):
         return True
-    if any(host.endswith("." + d) for d in settings.authority_domains):
+    if intent.reference and _within(host, settings.authority_domains):
+        return True
+    if settings.official_from_name and intent.subject and \
+            domain.split(".", 1)[0].replace("-", "") == intent.subject:
         return True
     return any(host.endswith(suffix) for suffix in settings.authority_suffixes)
+
+
+def vote(slot: int, rrf_k: float) -> float:
+    """One engine's vote for the row in `slot`: 1.0 in the first slot, then fading as rrf_k sets."""
+    return (rrf_k + 1) / (rrf_k + slot)
 
 
 def freshness(when: date | None, now: datetime, days: float) -> float:
@@ -99,9 +139,10 @@ def _better_title(current: str, candidate: str) -> str:
 
 
 def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime,
-         timely: bool = True) -> list[Fused]:
-    """Merge and rank; `timely` says whether the query asks for recent pages (see freshness_scope)."""
-    fresh_weight = settings.freshness_boost if (timely or settings.freshness_scope == "all") else 0.0
+         intent: Intent | None = None) -> list[Fused]:
+    """Merge and rank; `intent` says whether the query is timely and which sites are official for it."""
+    intent = intent or Intent()
+    fresh_weight = settings.freshness_boost if (intent.timely or settings.freshness_scope == "all") else 0.0
     merged: dict[str, Fused] = {}
     voted_indexes: dict[str, set[str]] = {}
     for slot, (lst, row) in enumerate(interleave(lists, lead_region, settings.off_region_weight), start=1):
@@ -109,9 +150,6 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         url = canonical_url(row.url)
         if key is None or url is None:
             continue
-        indexes = voted_indexes.setdefault(key, set())
-        vote = settings.same_index_discount if lst.index in indexes else 1.0
-        indexes.add(lst.index)
         fused = merged.get(key)
         if fused is None:
             fused = merged[key] = Fused(title=row.title, url=url, snippet=row.snippet,
@@ -123,15 +161,19 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
                 fused.snippet = row.snippet
             if row.date is not None and (fused.date is None or row.date < fused.date):
                 fused.date = row.date
-        if lst.engine not in fused.positions:
-            fused.engines.append(lst.engine)
-            fused.positions[lst.engine] = row.position
-            fused.score += vote / (settings.rrf_k + slot)
+        if lst.engine in fused.positions:
+            continue  # the same engine listing the URL again (another spelling): one engine, one vote
+        indexes = voted_indexes.setdefault(key, set())
+        discount = settings.same_index_discount if lst.index in indexes else 1.0
+        indexes.add(lst.index)
+        fused.engines.append(lst.engine)
+        fused.positions[lst.engine] = row.position
+        fused.votes += discount * vote(slot, settings.rrf_k)
     for fused in merged.values():
-        host = host_of(fused.url)
-        if is_authority(host, fused.domain, settings):
-            fused.score += settings.authority_boost
-        fused.score += fresh_weight * freshness(fused.date, now, settings.freshness_days)
+        fused.official = is_authority(host_of(fused.url), fused.domain, intent, settings)
+        fused.freshness = freshness(fused.date, now, settings.freshness_days)
+        fused.score = (fused.votes + settings.authority_boost * fused.official
+                       + fresh_weight * fused.freshness)
     return sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))
 
 
