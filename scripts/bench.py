@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from plugin.bench.evaluation import METRICS  # noqa: E402
-from plugin.bench.runner import record_query, replay_query, report  # noqa: E402
+from plugin.bench.runner import every_engine_primary, record_query, replay_query, report  # noqa: E402
 from plugin.surfaces.cli import UsageError, _parse_endpoints  # noqa: E402
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
 from plugin.pipeline.query import check_engines  # noqa: E402
@@ -39,6 +39,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fixtures", default=str(BENCH / "fixtures"))
     parser.add_argument("--corpus", help="replay the real-page corpus in DIR instead of the fixtures")
     parser.add_argument("--judgments", default=str(BENCH / "corpus-judgments.json"))
+    parser.add_argument("--tier-aware", action="store_true",
+                        help="corpus: replay tier-aware as a live search would (fallback engines only when no "
+                             "primary engine kept a row) instead of fusing every captured engine")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--plot", action="store_true", help="draw charts into bench/images/ (needs matplotlib)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 if the corpus set falls below floors")
@@ -55,8 +58,11 @@ async def run_replay(args: argparse.Namespace, settings: Settings) -> dict:
         if not corpus.is_dir():
             raise SystemExit(f"corpus directory {corpus} not found")
         queries = load_queries(args.judgments)
+        if not args.tier_aware:
+            settings = every_engine_primary(settings)
         qruns = [await replay_query(q, corpus_cassette(q, corpus), settings) for q in queries]
-        return report(qruns, settings, label=f"corpus ({corpus})")
+        mode = "tier-aware, as a live search" if args.tier_aware else "every captured engine in the first wave"
+        return report(qruns, settings, label=f"corpus ({corpus}; {mode})")
     queries = load_queries(args.queries)
     fixtures = Path(args.fixtures)
     qruns, missing = [], []

@@ -3,13 +3,22 @@
 
     python scripts/sweep.py [--corpus ../shared/serp-corpus | --fixtures bench/fixtures] [--quick] [--json] [--plot]
 
-The full grid is 81 configurations: rrf_k 40/60/80 × authority_boost 0.1/0.25/0.4
-× freshness_boost 0.1/0.2/0.35 × freshness_days 7/30/90; `--quick` keeps the 27
-with freshness_days = 30. Each query's engines are replayed once (tier-aware,
-gated) and only the fusion is re-run per configuration. The report gives
-marginal means per knob and a paired bootstrap (MRR@8, by query) of the best
-point against the shipped defaults; a default should change only when that
-interval excludes zero.
+Scores are in units of one engine's top vote (plugin/pipeline/fusion.py), so the
+grid spans boosts far below a vote to a whole vote: rrf_k 10/20/40/60/100 ×
+authority_boost 0/0.05/0.1/0.25/0.5/1 × freshness_boost 0/0.1/0.2/0.5 ×
+freshness_days 7/30/90 (360 points; `--quick` runs 12: rrf_k 20/60 ×
+authority_boost 0/0.25/1 × freshness_boost 0/0.2 at 30 days). Named points sit beside the grid: the shipped defaults,
+zero boosts, the values the modelled plugin ships (rrf_k 60, authority 0.25,
+freshness 0.2 over 30 days) and the pre-issue-12 behaviour written in the new
+unit (boosts 61 times larger, `.gov`/`.edu` suffixes, freshness on every query).
+
+Each query's engines are replayed once (tier-aware, gated) and only the fusion
+is re-run per configuration. The objective is mean nDCG@8 over all judged
+queries (MRR@8 breaks ties); the report gives marginal means per knob (all
+queries and multi-engine queries), the best point against the defaults (paired
+bootstrap interval, sign-flip p, wins/losses/ties, on nDCG@8 and MRR@8), and
+design alternatives each tried alone against the defaults. A default changes
+only when the best point's interval excludes zero and its sign-flip p < 0.05.
 """
 
 from __future__ import annotations
@@ -25,40 +34,67 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from plugin.bench.runner import rank_urls, replay_query  # noqa: E402
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
-from plugin.bench.evaluation import paired_bootstrap, score  # noqa: E402
+from plugin.bench.evaluation import METRICS, compare, score  # noqa: E402
 from plugin.bench.replay import Cassette, cassette_name  # noqa: E402
-from plugin.settings import Settings  # noqa: E402
+from plugin.bench.runner import every_engine_primary, rank_urls, replay_query  # noqa: E402
+from plugin.settings import DEFAULT_OFFICIAL_SITES, Settings  # noqa: E402
 
 GRID = {
-    "rrf_k": (40, 60, 80),
-    "authority_boost": (0.1, 0.25, 0.4),
-    "freshness_boost": (0.1, 0.2, 0.35),
+    "rrf_k": (10, 20, 40, 60, 100),
+    "authority_boost": (0.0, 0.05, 0.1, 0.25, 0.5, 1.0),
+    "freshness_boost": (0.0, 0.1, 0.2, 0.5),
     "freshness_days": (7, 30, 90),
 }
+OBJECTIVE = "ndcg@8"
+OLD_SUFFIXES = [".gov", ".edu", ".mil", ".int", ".gov.cn", ".edu.cn", ".ac.cn", ".gov.uk", ".ac.uk", ".gov.au",
+                ".edu.au", ".go.jp", ".ac.jp", ".gc.ca", ".europa.eu"]
 
 
-# Design choices outside the grid, each tried alone against the shipped defaults.
-def alternatives() -> dict[str, dict]:
-    from engines import ENGINES
-
+def named_points() -> dict[str, dict]:
     return {
-        "same_index_discount=0.75": {"same_index_discount": 0.75},
-        "same_index_discount=0.5": {"same_index_discount": 0.5},
-        "off_region_weight=0.25": {"off_region_weight": 0.25},
-        "off_region_weight=1.0": {"off_region_weight": 1.0},
-        "freshness_scope=timely": {"freshness_scope": "timely"},
-        "max_per_domain=2": {"max_per_domain": 2},
-        "max_per_domain=3": {"max_per_domain": 3},
-        "uniform engine weights": {"weights": {name: 1.0 for name in ENGINES}},
+        "zero boosts": {"authority_boost": 0.0, "freshness_boost": 0.0},
+        "modelled plugin (rrf_k 60, authority 0.25, freshness 0.2 / 30 days)":
+            {"rrf_k": 60, "authority_boost": 0.25, "freshness_boost": 0.2, "freshness_days": 30},
+        "pre-issue-12 scale (boosts x61, suffixes, freshness everywhere)":
+            {"rrf_k": 60, "authority_boost": 0.25 * 61, "freshness_boost": 0.2 * 61, "freshness_days": 30,
+             "authority_suffixes": OLD_SUFFIXES, "freshness_scope": "all"},
     }
 
 
+def alternatives(qruns) -> dict[str, dict]:
+    """Design choices outside the grid, each tried alone against the shipped defaults."""
+    from engines import ENGINES
+
+    # Entries of the official-sites table that name something a judged query names: the table with
+    # them removed shows how much of the result comes from the table knowing the bench's own subjects.
+    from plugin.pipeline.intent import official_domains
+    named = {name for q in qruns for name in DEFAULT_OFFICIAL_SITES
+             if official_domains(q.query.query, {name: DEFAULT_OFFICIAL_SITES[name]})}
+    return {
+        "same_index_discount=0.5": {"same_index_discount": 0.5},
+        "same_index_discount=0.75": {"same_index_discount": 0.75},
+        "off_region_weight=0.25": {"off_region_weight": 0.25},
+        "off_region_weight=1.0": {"off_region_weight": 1.0},
+        "freshness_scope=all": {"freshness_scope": "all"},
+        "max_per_domain=2": {"max_per_domain": 2},
+        "max_per_domain=3": {"max_per_domain": 3},
+        "uniform engine weights": {"weights": {name: 1.0 for name in ENGINES}},
+        "official_from_name=false": {"official_from_name": False},
+        f"official table without the {len(named)} entries judged queries name ({', '.join(sorted(named))})": {
+            "official_sites": {k: list(v) for k, v in DEFAULT_OFFICIAL_SITES.items() if k not in named}},
+        "no official table": {"official_sites": {}},
+        "no reference domains": {"authority_domains": []},
+        "old suffix authority added": {"authority_suffixes": OLD_SUFFIXES},
+    }
+
+
+QUICK = {"rrf_k": (20, 60), "authority_boost": (0.0, 0.25, 1.0), "freshness_boost": (0.0, 0.2),
+         "freshness_days": (30,)}
+
+
 def configurations(quick: bool) -> list[dict[str, float]]:
-    grid = dict(GRID)
-    if quick:
-        grid["freshness_days"] = (30,)
+    grid = QUICK if quick else GRID
     keys = list(grid)
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
@@ -81,80 +117,117 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judgments", default=str(ROOT / "bench" / "corpus-judgments.json"))
     parser.add_argument("--queries", default=str(ROOT / "bench" / "queries.json"))
     parser.add_argument("--fixtures", default=str(ROOT / "bench" / "fixtures"))
-    parser.add_argument("--quick", action="store_true", help="27-point subset (freshness_days fixed at 30)")
+    parser.add_argument("--quick", action="store_true", help="12-point subset, for a quick check")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--plot", action="store_true", help="draw the marginals into bench/images/")
     args = parser.parse_args(argv)
-    if not args.corpus and not (ROOT / "bench" / "fixtures").exists():
-        args.corpus = str(ROOT.parent / "shared" / "serp-corpus")
 
-    base = Settings()
+    # The corpus is swept as the bench measures it: every captured engine in the first wave.
+    base = every_engine_primary(Settings()) if args.corpus else Settings()
     qruns = asyncio.run(load_runs(args, base))
     if not qruns:
         print(json.dumps({"error": "no recorded queries to sweep"}))
         return 1
+    multi = [i for i, q in enumerate(qruns) if q.multi_engine]
 
-    def per_query(overrides: dict, metric: str) -> list[float]:
+    def evaluate(overrides: dict) -> dict[str, list[float]]:
         settings = base.model_copy(update=overrides)
-        return [score(rank_urls(settings, q), q.query.judgment, pool=q.pool)[metric] for q in qruns]
+        scored = [score(rank_urls(settings, q), q.query.judgment, pool=q.pool) for q in qruns]
+        return {m: [s[m] for s in scored] for m in METRICS}
 
-    def mrr_per_query(overrides: dict) -> list[float]:
-        return per_query(overrides, "mrr@8")
+    def summary(per_query: dict[str, list[float]]) -> dict:
+        return {m: round(mean(v), 4) for m, v in per_query.items()} | {
+            f"multi {m}": round(mean(per_query[m][i] for i in multi), 4) if multi else None for m in METRICS}
+
+    def against(per_query: dict[str, list[float]], reference: dict[str, list[float]]) -> dict:
+        """Every metric, on all queries and on the multi-engine ones: a change must not lose on any."""
+        result = {m: compare(per_query[m], reference[m]) for m in METRICS}
+        if multi:
+            result |= {f"multi {m}": compare([per_query[m][i] for i in multi], [reference[m][i] for i in multi])
+                       for m in METRICS}
+        return result
 
     defaults = {k: getattr(base, k) for k in GRID}
-    default_scores = mrr_per_query(defaults)
+    default_scores = evaluate({})
     points = []
     for config in configurations(args.quick):
-        scores = mrr_per_query(config)
-        points.append({"config": config, "mrr@8": round(mean(scores), 4), "_scores": scores})
-    best = max(points, key=lambda p: (p["mrr@8"], p["config"] == defaults))
-    interval = paired_bootstrap(best["_scores"], default_scores)
+        per_query = evaluate(config)
+        points.append({"config": config, **summary(per_query), "_scores": per_query})
+    best = max(points, key=lambda p: (p[OBJECTIVE], p["mrr@8"], p["config"] == defaults))
+    best_vs_defaults = against(best["_scores"], default_scores)
     marginals = {
-        knob: {str(value): round(mean(p["mrr@8"] for p in points if p["config"][knob] == value), 4)
+        knob: {str(value): {"all": round(mean(p[OBJECTIVE] for p in points if p["config"][knob] == value), 4),
+                            "multi": (round(mean(p[f"multi {OBJECTIVE}"] for p in points
+                                                 if p["config"][knob] == value), 4) if multi else None)}
                for value in sorted({p["config"][knob] for p in points})}
         for knob in GRID
     }
+    named = {}
+    for name, overrides in named_points().items():
+        per_query = evaluate(overrides)
+        named[name] = {"config": overrides, **summary(per_query), "minus_defaults": against(per_query, default_scores)}
     alternative_report = {}
-    default_recall = per_query(defaults, "r@8")
-    for name, overrides in alternatives().items():
-        scores = mrr_per_query(overrides)
-        recall = per_query(overrides, "r@8")
-        alternative_report[name] = {"mrr@8": round(mean(scores), 4),
-                                    "minus_defaults": paired_bootstrap(scores, default_scores).to_dict(),
-                                    "r@8": round(mean(recall), 4),
-                                    "r@8_minus_defaults": paired_bootstrap(recall, default_recall).to_dict()}
+    for name, overrides in alternatives(qruns).items():
+        per_query = evaluate(overrides)
+        alternative_report[name] = {**summary(per_query), "minus_defaults": against(per_query, default_scores)}
+    decisive = best_vs_defaults[OBJECTIVE]
     result = {
         "set": "corpus" if args.corpus else "fixtures",
         "queries": len(qruns),
+        "multi_engine_queries": len(multi),
+        "objective": OBJECTIVE,
         "points": [{k: v for k, v in p.items() if k != "_scores"} for p in points],
-        "defaults": {"config": defaults, "mrr@8": round(mean(default_scores), 4)},
-        "best": {"config": best["config"], "mrr@8": best["mrr@8"]},
-        "best_minus_defaults": interval.to_dict(),
+        "defaults": {"config": defaults, **summary(default_scores)},
+        "best": {"config": best["config"], **{k: v for k, v in best.items() if k not in ("config", "_scores")}},
+        "best_minus_defaults": best_vs_defaults,
         "marginals": marginals,
+        "named": named,
         "alternatives": alternative_report,
-        "verdict": ("change the defaults to the best point: its interval excludes zero" if interval.excludes_zero
-                    else "keep the defaults: the best point's interval includes zero"),
+        "verdict": ("change the defaults to the best point: its interval excludes zero and p < 0.05"
+                    if decisive["significant"] else
+                    "keep the defaults: the best point is not significantly better"),
     }
     if args.plot:
         result["images"] = [str(plot(marginals))]
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        print(f"{result['set']}: {len(qruns)} queries, {len(points)} configurations")
-        print(f"defaults {defaults} -> MRR@8 {result['defaults']['mrr@8']}")
-        print(f"best     {best['config']} -> MRR@8 {best['mrr@8']}")
-        d = result["best_minus_defaults"]
-        print(f"best - defaults: {d['diff']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] -> {result['verdict']}")
-        for knob, values in marginals.items():
-            print(f"  {knob:<16} " + "  ".join(f"{v}: {m:.4f}" for v, m in values.items()))
-        print("alternatives (each alone, minus defaults, paired bootstrap 95% CI):")
-        for name, alt in alternative_report.items():
-            d, r = alt["minus_defaults"], alt["r@8_minus_defaults"]
-            print(f"  {name:<26} MRR@8 {alt['mrr@8']:.4f} {d['diff']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
-                  + (" *" if d["significant"] else "  ")
-                  + f"  r@8 {alt['r@8']:.4f} {r['diff']:+.4f} [{r['ci95'][0]:+.4f}, {r['ci95'][1]:+.4f}]"
-                  + (" *" if r["significant"] else ""))
+        print(render(result))
     return 0
+
+
+def _fmt(c: dict) -> str:
+    return (f"{c['diff']:+.4f} [{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}] p={c['p_sign_flip']:.3f} "
+            f"{c['wins']}/{c['losses']}/{c['ties']}" + (" *" if c["significant"] else ""))
+
+
+def _line(name: str, data: dict) -> list[str]:
+    lines = [f"  {name}: {OBJECTIVE} {data[OBJECTIVE]:.4f}  mrr@8 {data['mrr@8']:.4f}  "
+             f"(multi-engine {data[f'multi {OBJECTIVE}']}, {data['multi mrr@8']})"]
+    lines += [f"      minus defaults {m:<13} {_fmt(c)}" for m, c in data["minus_defaults"].items()]
+    return lines
+
+
+def render(result: dict) -> str:
+    d, b = result["defaults"], result["best"]
+    lines = [f"{result['set']}: {result['queries']} queries ({result['multi_engine_queries']} multi-engine), "
+             f"{len(result['points'])} grid points, objective {result['objective']}",
+             f"defaults {d['config']} -> {OBJECTIVE} {d[OBJECTIVE]}  mrr@8 {d['mrr@8']}  "
+             f"(multi-engine {d[f'multi {OBJECTIVE}']}, {d['multi mrr@8']})",
+             f"best     {b['config']} -> {OBJECTIVE} {b[OBJECTIVE]}  mrr@8 {b['mrr@8']}  "
+             f"(multi-engine {b[f'multi {OBJECTIVE}']}, {b['multi mrr@8']})"]
+    lines += [f"  best minus defaults {m:<13} {_fmt(c)}" for m, c in result["best_minus_defaults"].items()]
+    lines.append("verdict: " + result["verdict"])
+    lines.append(f"marginal mean {OBJECTIVE} per knob value (all queries | multi-engine):")
+    for knob, values in result["marginals"].items():
+        lines.append(f"  {knob:<16} " + "  ".join(f"{v}: {m['all']:.4f}|{m['multi']:.4f}" for v, m in values.items()))
+    lines.append("named points:")
+    for name, data in result["named"].items():
+        lines += _line(name, data)
+    lines.append("alternatives (each alone):")
+    for name, data in result["alternatives"].items():
+        lines += _line(name, data)
+    return "\n".join(lines)
 
 
 def plot(marginals: dict) -> Path:
@@ -167,10 +240,12 @@ def plot(marginals: dict) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, len(marginals), figsize=(3.2 * len(marginals), 3), sharey=True)
     for ax, (knob, values) in zip(axes, marginals.items()):
-        ax.plot(list(values), list(values.values()), marker="o")
+        ax.plot(list(values), [m["all"] for m in values.values()], marker="o", label="all")
+        ax.plot(list(values), [m["multi"] or 0 for m in values.values()], marker="s", label="multi-engine")
         ax.set_title(knob)
         ax.set_xlabel("value")
-    axes[0].set_ylabel("mean MRR@8")
+    axes[0].set_ylabel(f"mean {OBJECTIVE}")
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     path = out / "sweep-marginals.png"
     fig.savefig(path)

@@ -262,9 +262,10 @@ async def test_quick_sweep_runs_and_reports_marginals():
     code, out, err = await run(sys.executable, "scripts/sweep.py", "--corpus", str(CORPUS), "--quick", "--json")
     assert code == 0, err
     result = json.loads(out)
-    assert len(result["points"]) == 27
+    assert len(result["points"]) == 12
     assert set(result["marginals"]) == {"rrf_k", "authority_boost", "freshness_boost", "freshness_days"}
-    assert set(result["best_minus_defaults"]) == {"diff", "ci95", "significant"}
+    assert set(result["best_minus_defaults"]["ndcg@8"]) >= {"diff", "ci95", "significant", "p_sign_flip", "wins"}
+    assert "zero boosts" in result["named"] and result["multi_engine_queries"] >= 6
 
 
 async def test_default_bench_runs_without_fixtures(tmp_path):

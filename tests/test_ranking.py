@@ -1,15 +1,24 @@
-"""Relevance gate and fusion, on rows built in the test."""
+"""Relevance gate, query intent and fusion, on rows built in the test."""
 
 from __future__ import annotations
 
 from datetime import date, datetime
 
+import pytest
+
+from engines import ENGINES
 from engines.base import Row
-from plugin.pipeline.fusion import EngineList, freshness, fuse, interleave
+from plugin.pipeline.fusion import EngineList, freshness, fuse, interleave, vote
+from plugin.pipeline.intent import Intent, is_timely, official_domains, query_subject, read_intent
+from plugin.pipeline.operators import parse_operators
 from plugin.pipeline.relevance import build_gate, core_words
 from plugin.settings import Settings
 
 NOW = datetime(2026, 11, 29)
+
+
+def intent_of(query: str) -> Intent:
+    return read_intent(query, parse_operators(query, now=NOW), official_sites=Settings().official_sites, now=NOW)
 
 
 def rows(*urls: str, title: str = "python notes") -> list[Row]:
@@ -33,38 +42,247 @@ def test_lead_region_goes_first_and_other_region_still_contributes():
 
 
 def test_rrf_merges_votes_and_ties_break_deterministically():
-    settings = Settings(authority_domains=[], authority_suffixes=[])
+    settings = Settings(official_sites={}, authority_domains=[])
     a = EngineList("a", 1.0, "global", "ia", rows("https://x.org/1", "https://shared.org/"))
     b = EngineList("b", 1.0, "global", "ib", rows("https://y.org/1", "https://shared.org/"))
     fused = fuse([a, b], settings, lead_region="global", now=NOW)
     assert fused[0].url == "https://shared.org/" and fused[0].engines == ["a", "b"]
-    assert fused[0].score == 1 / 63 + 1 / 64
+    assert fused[0].score == 61 / 63 + 61 / 64  # slots 3 and 4, each vote in units of a top vote
     again = fuse([a, b], settings, lead_region="global", now=NOW)
     assert [f.url for f in fused] == [f.url for f in again]
+    # Equal scores: the earlier slot first, then the URL identity.
+    tie = fuse([EngineList("a", 1.0, "global", "ia", rows("https://b.org/")),
+                EngineList("b", 1.0, "global", "ib", rows("https://a.org/"))], Settings(rrf_k=1e9),
+               lead_region="global", now=NOW)
+    assert [f.url for f in tie] == ["https://b.org/", "https://a.org/"]
+
+
+def test_the_unit_is_one_engines_top_vote():
+    assert vote(1, 60) == 1.0 and vote(1, 10) == 1.0
+    assert vote(2, 60) == 61 / 62 and vote(20, 10) == 11 / 30
+    # A boost of 0.25 is a quarter of that vote: an official row in the first slot scores 1.25.
+    only = fuse([EngineList("a", 1.0, "global", "ia", rows("https://docs.python.org/3/"))], Settings(),
+                lead_region="global", now=NOW, intent=intent_of("python asyncio"))
+    assert only[0].score == 1.25 and only[0].votes == 1.0 and only[0].official
 
 
 def test_same_index_votes_can_be_discounted():
     a = EngineList("bing", 1.0, "global", "bing", rows("https://shared.org/"))
     b = EngineList("ddg", 1.0, "global", "bing", rows("https://shared.org/"))
-    full = fuse([a, b], Settings(same_index_discount=1.0, authority_domains=[], authority_suffixes=[]),
-                lead_region="global", now=NOW)[0].score
-    half = fuse([a, b], Settings(same_index_discount=0.5, authority_domains=[], authority_suffixes=[]),
-                lead_region="global", now=NOW)[0].score
-    assert half == 1 / 61 + 0.5 / 62 and full == 1 / 61 + 1 / 62
+    full = fuse([a, b], Settings(same_index_discount=1.0), lead_region="global", now=NOW)[0].score
+    half = fuse([a, b], Settings(same_index_discount=0.5), lead_region="global", now=NOW)[0].score
+    assert half == 1 + 0.5 * 61 / 62 and full == 1 + 61 / 62
 
 
-def test_authority_and_freshness_boosts():
-    settings = Settings()
-    fresh = Row("new", "https://blog.example.com/new", "", 2, date(2026, 11, 28))
-    docs = Row("docs", "https://docs.python.org/3/", "", 3)
-    plain = Row("plain", "https://plain.example.com/", "", 1)
-    fused = fuse([EngineList("a", 1.0, "global", "ia", [plain, fresh, docs])], settings, lead_region="global", now=NOW)
-    assert [f.url for f in fused] == ["https://docs.python.org/3/", "https://blog.example.com/new",
-                                      "https://plain.example.com/"]
+def test_one_engine_votes_once_for_a_url_however_it_spells_it():
+    spellings = EngineList("a", 1.0, "global", "ia", [Row("x", "https://www.x.org/page", "", 1),
+                                                      Row("y", "https://y.org/", "", 2),
+                                                      Row("x again", "http://x.org/page/", "", 3)])
+    fused = fuse([spellings], Settings(), lead_region="global", now=NOW)
+    assert len(fused) == 2 and fused[0].url.endswith("x.org/page")
+    assert fused[0].votes == 1.0 and fused[0].engines == ["a"] and fused[0].positions == {"a": 1}
+
+
+def test_a_merged_row_keeps_its_earliest_date():
+    early, late = date(2026, 11, 1), date(2026, 11, 28)
+    a = EngineList("a", 1.0, "global", "ia", [Row("t", "https://x.org/", "", 1, late)])
+    b = EngineList("b", 1.0, "global", "ib", [Row("t", "https://x.org/", "", 1, early)])
+    c = EngineList("c", 1.0, "global", "ic", [Row("t", "https://x.org/", "", 1, None)])
+    for order in ([a, b, c], [b, a, c], [c, a, b]):
+        fused = fuse(order, Settings(), lead_region="global", now=NOW, intent=intent_of("latest news"))[0]
+        assert fused.date == early and fused.freshness == freshness(early, NOW, 30)
+
+
+def test_lead_region_goes_first_in_every_round():
+    # Same weight and no off-region penalty: only the query's region decides who opens each round,
+    # against the alphabetical order of the names.
+    cjk = EngineList("zz-cn", 1.0, "cjk", "i1", rows("https://cn1.cn/", "https://cn2.cn/"))
+    web = EngineList("aa-web", 1.0, "global", "i2", rows("https://g1.org/", "https://g2.org/"))
+    order = [row.url for _, row in interleave([web, cjk], "cjk", 1.0)]
+    assert order == ["https://cn1.cn/", "https://g1.org/", "https://cn2.cn/", "https://g2.org/"]
+    order = [row.url for _, row in interleave([cjk, web], "global", 1.0)]
+    assert order == ["https://g1.org/", "https://cn1.cn/", "https://g2.org/", "https://cn2.cn/"]
+    fused = fuse([web, cjk], Settings(off_region_weight=1.0), lead_region="cjk", now=NOW)
+    assert [f.url for f in fused][:2] == ["https://cn1.cn/", "https://g1.org/"]
+
+
+def test_off_region_engines_count_at_off_region_weight():
+    web = EngineList("web", 1.0, "global", "i1", rows(*[f"https://g{i}.org/" for i in range(1, 5)]))
+    cjk = EngineList("cn", 1.0, "cjk", "i2", rows("https://c1.cn/", "https://c2.cn/"))
+    order = [row.url for _, row in interleave([cjk, web], "global", 0.5)]
+    assert order == ["https://g1.org/", "https://g2.org/", "https://c1.cn/", "https://g3.org/", "https://g4.org/",
+                     "https://c2.cn/"]
+    fused = {f.url: f for f in fuse([cjk, web], Settings(off_region_weight=0.5), lead_region="global", now=NOW)}
+    assert fused["https://c1.cn/"].votes == vote(3, 60)
+    assert [row.url for _, row in interleave([cjk, web], "global", 0.0)] == [f"https://g{i}.org/" for i in range(1, 5)]
+
+
+# ----- consensus first -----
+GLOBAL_PRIMARY = sorted(name for name, engine in ENGINES.items()
+                        if engine.facts.tier == "primary" and engine.facts.region == "global")
+INDEPENDENT_PAIRS = [(a, b) for a in GLOBAL_PRIMARY for b in GLOBAL_PRIMARY
+                     if a < b and ENGINES[a].facts.index != ENGINES[b].facts.index]
+BOOSTS = {
+    "authority": {"freshness_boost": 0.0},
+    "freshness": {"authority_boost": 0.0},
+    "both": {},
+}
+
+
+def _engine_list(name: str, settings: Settings, urls: list[str], dated: dict[str, date] | None = None) -> EngineList:
+    engine = ENGINES[name]
+    return EngineList(name, settings.weights[name], engine.facts.region, engine.facts.index,
+                      [Row(f"python release {i}", u, "", i, (dated or {}).get(u)) for i, u in enumerate(urls, 1)])
+
+
+@pytest.mark.parametrize("boost", list(BOOSTS))
+@pytest.mark.parametrize("first,second", INDEPENDENT_PAIRS)
+def test_two_engines_top_8_beat_a_lone_19th_row_whatever_its_domain_or_date(first, second, boost):
+    """A row two independent engines rank 8th must not lose to a row one of them ranked 19th because it is
+    official for the query and dated today, with every boost at its default."""
+    settings = Settings().model_copy(update=BOOSTS[boost])
+    agreed = "https://agreed.example.com/"
+    lone = "https://docs.python.org/3/whatsnew/"  # official for a python query, dated today
+    filler_a = [f"https://a{i}.example.org/" for i in range(30)]
+    filler_b = [f"https://b{i}.example.net/" for i in range(30)]
+    list_a = filler_a[:7] + [agreed] + filler_a[7:17] + [lone] + filler_a[17:25]
+    list_b = filler_b[:7] + [agreed] + filler_b[7:25]
+    assert list_a.index(lone) == 18 and list_a.index(agreed) == list_b.index(agreed) == 7
+    query = "latest python release"
+    intent = intent_of(query)
+    assert intent.timely and "python.org" in intent.official
+    for lists in ([_engine_list(first, settings, list_a, {lone: NOW.date()}), _engine_list(second, settings, list_b)],
+                  [_engine_list(first, settings, list_b), _engine_list(second, settings, list_a, {lone: NOW.date()})]):
+        fused = {f.url: f for f in fuse(lists, settings, lead_region="global", now=NOW, intent=intent)}
+        assert fused[lone].official and fused[lone].freshness == 1.0
+        assert fused[agreed].score > fused[lone].score, (fused[agreed].score, fused[lone].score)
+
+
+def test_the_consensus_test_fails_on_the_old_scale():
+    """The property test above is not vacuous: with boosts on the old scale (a top vote was 1/61) the lone
+    official, fresh row wins."""
+    settings = Settings(authority_boost=0.25 * 61, freshness_boost=0.2 * 61)
+    agreed, lone = "https://agreed.example.com/", "https://docs.python.org/3/whatsnew/"
+    list_a = [f"https://a{i}.org/" for i in range(7)] + [agreed] + [f"https://c{i}.org/" for i in range(10)] + [lone]
+    list_b = [f"https://b{i}.org/" for i in range(7)] + [agreed]
+    fused = fuse([_engine_list("bing", settings, list_a, {lone: NOW.date()}), _engine_list("brave", settings, list_b)],
+                 settings, lead_region="global", now=NOW, intent=intent_of("latest python release"))
+    assert fused[0].url.startswith("https://docs.python.org/")
+
+
+# ----- authority: official for this query -----
+def test_official_site_of_the_query_beats_a_suffix_only_domain():
+    engine = EngineList("a", 1.0, "global", "ia", [Row("k8s on gov", "https://www.nist.gov/kubernetes", "", 1),
+                                                   Row("Deployments", "https://kubernetes.io/docs/deployment/", "", 2),
+                                                   Row("edu", "https://cs.stanford.edu/k8s", "", 3)])
+    intent = intent_of("kubernetes deployment")
+    fused = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent)
+    assert [f.url for f in fused] == ["https://kubernetes.io/docs/deployment/", "https://www.nist.gov/kubernetes",
+                                      "https://cs.stanford.edu/k8s"]
+    assert [f.official for f in fused] == [True, False, False]
+    # Suffixes count only where a user asks for them, and then for every query.
+    opted = fuse([engine], Settings(authority_suffixes=[".gov"]), lead_region="global", now=NOW, intent=intent)
+    assert {f.url: f.official for f in opted} == {"https://www.nist.gov/kubernetes": True,
+                                                  "https://kubernetes.io/docs/deployment/": True,
+                                                  "https://cs.stanford.edu/k8s": False}
+    # A query about something else: kubernetes.io is just another site.
+    other = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("container orchestration"))
+    assert not any(f.official for f in other) and [f.url for f in other][0] == "https://www.nist.gov/kubernetes"
+
+
+def test_the_official_site_is_lifted_once_not_every_page_of_it():
+    engine = EngineList("a", 1.0, "global", "ia", rows("https://www.python.org/", "https://en.wikipedia.org/wiki/Python",
+                                                       "https://www.python.org/downloads/",
+                                                       "https://docs.python.org/3/tutorial/"))
+    fused = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("python"))
+    assert [f.url for f in fused][:2] == ["https://www.python.org/", "https://en.wikipedia.org/wiki/Python"]
+    assert [f.official for f in fused] == [True, False, False, False]
+
+
+def test_reference_sites_count_for_documentation_and_package_queries_only():
+    engine = EngineList("a", 1.0, "global", "ia", rows("https://blog.example.com/httpx",
+                                                       "https://pypi.org/project/httpx/"))
+    package = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("httpx package install"))
+    assert package[0].url == "https://pypi.org/project/httpx/" and package[0].official
+    chat = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("is httpx any good"))
+    assert chat[0].url == "https://blog.example.com/httpx" and not any(f.official for f in chat)
+    assert not fuse([engine], Settings(authority_domains=[]), lead_region="global", now=NOW,
+                    intent=intent_of("httpx package install"))[0].official
+
+
+def test_a_query_that_is_only_a_name_makes_the_site_spelled_like_it_official():
+    engine = EngineList("a", 1.0, "global", "ia", rows("https://www.reddit.com/r/bilibili", "https://www.bilibili.com/"))
+    assert fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("bilibili"))[0].url == \
+        "https://www.bilibili.com/"
+    assert fuse([engine], Settings(official_from_name=False), lead_region="global", now=NOW,
+                intent=intent_of("bilibili"))[0].url == "https://www.reddit.com/r/bilibili"
+
+
+def test_query_subjects_and_official_domains():
+    assert query_subject("Tauri v2") == "tauri" and query_subject("apple inc") == "apple"
+    assert query_subject("What is Firecrawl?") == "firecrawl"
+    for several_words_or_short in ("hello world", "onimai wiki", "hi", "python asyncio gather", "成都"):
+        assert query_subject(several_words_or_short) == ""
+    table = Settings().official_sites
+    assert official_domains("react native navigation", table) == ("reactnative.dev",)
+    assert official_domains("react useEffect cleanup", table) == ("react.dev", "reactjs.org")
+    assert official_domains("Go 1.23 发布说明", table) == ("go.dev", "golang.org")
+    assert official_domains("let us go shopping", table) == ()
+    assert official_domains("python3 asyncio", table) == ("python.org",)
+    assert official_domains("pythonic code", table) == ()
+    assert official_domains("Vue3 组合式 API 文档", table) == ("vuejs.org",)
+    assert official_domains("飞桨 安装", table) == ("paddlepaddle.org.cn",)
+
+
+# ----- freshness: only where time matters, only with a date the engine gave -----
+@pytest.mark.parametrize("query", ["latest python release", "new features in python", "python news",
+                                   "python 3.14 released", "python 2026", "python 最新 版本", "python 发布",
+                                   "今天 天气", "本周 python 动态", "thời tiết hôm nay", "python past week",
+                                   "python 最近一周", "what's new in python"])
+def test_timely_queries(query):
+    assert intent_of(query).timely
+
+
+@pytest.mark.parametrize("query", ["python", "javascript tutorial", "new york pizza", "python 2019 benchmark",
+                                   "Kubernetes Deployment 滚动更新 配置", "attention mechanisms", "hello world"])
+def test_queries_where_time_does_not_matter(query):
+    assert not intent_of(query).timely
+
+
+def test_the_news_category_is_timely():
+    assert is_timely("成都", None, category="news") and not is_timely("成都", None, category="web")
+
+
+def test_freshness_counts_on_timely_queries_with_an_engine_date_only():
+    def ranked(query: str, when: date | None, **settings) -> list[str]:
+        engine = EngineList("a", 1.0, "global", "ia", [Row("python", "https://old.example.com/", "", 1),
+                                                       Row("python", "https://recent.example.com/", "", 2, when)])
+        return [f.url for f in fuse([engine], Settings(**settings), lead_region="global", now=NOW,
+                                    intent=intent_of(query))]
+
+    today = NOW.date()
+    assert ranked("latest python release", today)[0] == "https://recent.example.com/"
+    assert ranked("python tutorial", today)[0] == "https://old.example.com/"  # not timely: engine order
+    assert ranked("python tutorial", today, freshness_scope="all")[0] == "https://recent.example.com/"
+    assert ranked("latest python release", None)[0] == "https://old.example.com/"  # undated: no boost
+    assert ranked("latest python release", date(2027, 3, 1))[0] == "https://old.example.com/"  # an event date
+    assert ranked("latest python release", date(2026, 9, 1))[0] == "https://old.example.com/"  # older than 30 days
+    assert ranked("latest python release", today, freshness_boost=0)[0] == "https://old.example.com/"
+
+
+def test_undated_rows_are_neither_boosted_nor_punished():
+    engine = EngineList("a", 1.0, "global", "ia", [Row("a", "https://a.org/", "", 1),
+                                                   Row("b", "https://b.org/", "", 2, date(2020, 1, 1))])
+    fused = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("latest news"))
+    assert [(f.url, f.score) for f in fused] == [("https://a.org/", 1.0), ("https://b.org/", 61 / 62)]
+
+
+def test_freshness_curve():
     assert freshness(date(2026, 11, 29), NOW, 30) == 1.0
     assert freshness(date(2026, 10, 30), NOW, 30) == 0.0
     assert abs(freshness(date(2026, 11, 14), NOW, 30) - 0.5) < 1e-9
     assert freshness(None, NOW, 30) == 0.0 and freshness(date(2027, 6, 1), NOW, 30) == 0.0
+    assert freshness(date(2026, 11, 30), NOW, 30) == 1.0  # tomorrow's date: a time zone, not an event
 
 
 def test_cjk_gate_units():

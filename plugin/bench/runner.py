@@ -44,6 +44,14 @@ def replay_settings(settings: Settings, recorded: Iterable[str]) -> Settings:
     return settings.model_copy(update=update) if update else settings
 
 
+def every_engine_primary(settings: Settings) -> Settings:
+    """Settings under which every engine runs in the first wave, so that our ranking fuses exactly the
+    engines the baselines merge. The corpus bench uses them for its fusion comparisons (`--tier-aware` replays as a live search): a corpus query
+    holds whatever engines someone happened to capture, not what a live search would have asked, so a
+    captured fallback engine would otherwise reach the baselines but never our ranking."""
+    return settings.model_copy(update={"tiers": {name: "primary" for name in ENGINES}})
+
+
 @dataclass
 class QueryRun:
     query: JudgedQuery

@@ -11,7 +11,7 @@
    first slot is worth exactly 1.0:
        vote(slot) = (rrf_k + 1) / (rrf_k + slot)
        score      = Σ over engines  discount × vote(slot)
-                  + authority_boost × official(row, query)
+                  + authority_boost × official(row, query)   (once per site)
                   + freshness_boost × freshness(date)        (timely queries only)
    `discount` is 1, or `same_index_discount` for a further engine drawing on
    an index (e.g. Bing's) that already voted for the row.
@@ -28,7 +28,9 @@ top 8 because of its domain or its date.
   (python → python.org), the site spelled like a query that is only a name,
   standards bodies and registries for documentation and package queries, and
   any `authority_suffixes` a user configured (none by default: a `.gov` or
-  `.edu` host is not official for a query about something else).
+  `.edu` host is not official for a query about something else). Only the
+  best-voted row of each official site (registrable domain) is boosted: the
+  boost brings the site into view, it does not fill the page with it.
 - freshness: 1 for today falling linearly to 0 at `freshness_days`, counted
   only when the query asks for recent things (`freshness_scope` "timely") and
   the row carries a date its engine gave (a date field of the engine, or a
@@ -169,8 +171,14 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         fused.engines.append(lst.engine)
         fused.positions[lst.engine] = row.position
         fused.votes += discount * vote(slot, settings.rrf_k)
-    for fused in merged.values():
-        fused.official = is_authority(host_of(fused.url), fused.domain, intent, settings)
+    lifted: set[str] = set()
+    for fused in sorted(merged.values(), key=lambda f: (-f.votes, f.first_slot, f.key)):
+        # The boost lifts an official site into view once, on its best-voted row: boosting every row of
+        # it would fill the page with one site (five python.org pages above Wikipedia for "python").
+        fused.official = fused.domain not in lifted and is_authority(host_of(fused.url), fused.domain, intent,
+                                                                     settings)
+        if fused.official:
+            lifted.add(fused.domain)
         fused.freshness = freshness(fused.date, now, settings.freshness_days)
         fused.score = (fused.votes + settings.authority_boost * fused.official
                        + fresh_weight * fused.freshness)

@@ -7,8 +7,8 @@
 - Official: the sites of what the query names (python → python.org and
   docs.python.org, kubernetes → kubernetes.io, react → react.dev), from the
   curated `official_sites` table in settings; and, for a query that is just a
-  name, the site spelled like that name ("model context protocol" →
-  modelcontextprotocol.io, "bilibili" → bilibili.com).
+  one-word name, the site spelled like it ("bilibili" → bilibili.com,
+  "Tauri v2" → tauri.app).
 - Reference: the query asks for documentation or a package (docs, tutorial,
   api, package, install, 文档, 教程, …): then standards bodies, package
   registries and the language references of `authority_domains` are official
@@ -48,7 +48,7 @@ _REFERENCE_WORDS = re.compile(
 # words about the kind of page wanted ("python docs", "bilibili official site", "apple inc").
 _NOT_NAME = frozenset("""
 a an the of for to in on and or is are was what who whom which where when why how does do
-official site website homepage home page web online wiki docs doc documentation inc ltd llc corp co
+official site website homepage home page web online docs doc documentation inc ltd llc corp co
 company corporation download login app
 """.split())
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)*[a-z]?$", re.I)
@@ -91,27 +91,32 @@ _PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def official_domains(query: str, table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
-    """Domains of the projects, products and organisations `query` names, from `table` (name → domains)."""
+    """Domains of the projects, products and organisations `query` names, from `table` (name → domains).
+    Longer names first, and a name found inside a longer one does not count on its own ("react native"
+    names React Native, not React)."""
     text = query.casefold()
     found: list[str] = []
-    for name, domains in table.items():
+    for name in sorted(table, key=len, reverse=True):
         pattern = _PATTERNS.get(name)
         if pattern is None:
             pattern = _PATTERNS[name] = _name_pattern(name)
-        if pattern.search(text):
-            found.extend(d.lower() for d in domains if d.lower() not in found)
+        match = pattern.search(text)
+        if match:
+            found.extend(d.lower() for d in table[name] if d.lower() not in found)
+            text = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
     return tuple(found)
 
 
 def query_subject(query: str) -> str:
-    """The name a navigational query spells, as letters and digits ("Tauri v2" → "tauri", "What is
-    Pydantic AI?" → "pydanticai"); empty when the query is more than a name of up to four words or
-    has no Latin name at all."""
+    """The name a navigational query spells, in letters and digits: one word once question words,
+    page-kind words and versions are gone ("Tauri v2" → "tauri", "apple inc" → "apple"); empty for
+    anything else. Names of several words ("hello world", "model context protocol") are too often
+    ordinary phrases: those come from the official-sites table only."""
     words = [w.casefold() for w in _WORD.findall(query)]
     name = [w for w in words if w not in _NOT_NAME and not _VERSION.match(w)]
-    if not name or len(name) > 4:
+    if len(name) != 1:
         return ""
-    subject = re.sub(r"[^a-z0-9]", "", "".join(name))
+    subject = re.sub(r"[^a-z0-9]", "", name[0])
     return subject if len(subject) >= 4 and subject.isascii() and not subject.isdigit() else ""
 
 

@@ -176,15 +176,3 @@ def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]
         text = text[:start] + " " + text[end:]
     return text, allowed, tuple(dict.fromkeys(blocked))
 
-
-# Words that make a query about what is new: there, a recent page is worth more than an old one.
-_TIMELY = re.compile(
-    r"\b(news|latest|today|tonight|yesterday|this week|breaking|recent|new release|released?|announce\w*|"
-    r"update[sd]?|changelog|what'?s new|20[2-9]\d)\b|最新|新闻|今天|今日|近期|最近|发布|动态|更新|公告|新版",
-    re.I,
-)
-
-
-def is_timely(query: str, operators: Operators) -> bool:
-    """Whether freshness should count for this query (a time operator, or words asking for news)."""
-    return bool(operators.time_range or operators.since or _TIMELY.search(query))

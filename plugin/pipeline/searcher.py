@@ -30,7 +30,7 @@ from plugin.infra.transport import Transport, redact
 from plugin.models import FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.fusion import EngineList, diversify, fuse
-from plugin.pipeline.operators import is_timely
+from plugin.pipeline.intent import read_intent
 from plugin.pipeline.plan import SearchPlan, make_plan
 from plugin.infra.singleflight import SingleFlight
 from plugin.pipeline.runner import EngineRun, EngineRunner
@@ -105,8 +105,10 @@ class Searcher:
                        region=run.engine.facts.region, index=run.engine.facts.index, rows=run.kept)
             for run in runs if run.kept
         ]
-        fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now,
-                               timely=is_timely(plan.request.query, plan.operators)),
+        # `category` ("news" makes a query timely) arrives on the request with issue 15's news searches.
+        intent = read_intent(plan.request.query, plan.operators, official_sites=self.settings.official_sites,
+                             category=getattr(plan.request, "category", None), now=plan.now)
+        fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent),
                           self.settings.max_per_domain)
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
