@@ -175,4 +175,3 @@ def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]
     for start, end in sorted(allow_spans + block_spans, reverse=True):
         text = text[:start] + " " + text[end:]
     return text, allowed, tuple(dict.fromkeys(blocked))
-

@@ -105,9 +105,8 @@ class Searcher:
                        region=run.engine.facts.region, index=run.engine.facts.index, rows=run.kept)
             for run in runs if run.kept
         ]
-        # `category` ("news" makes a query timely) arrives on the request with issue 15's news searches.
         intent = read_intent(plan.request.query, plan.operators, official_sites=self.settings.official_sites,
-                             category=getattr(plan.request, "category", None), now=plan.now)
+                             category=plan.category, now=plan.now)
         fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent),
                           self.settings.max_per_domain)
         return [
