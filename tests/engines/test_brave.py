@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import corpus_files, corpus_path, response_from_bytes
+from properties import well_formed
+from corpus_cases import corpus_cases
+from conftest import corpus_path, response_from_bytes
 from engines.base import SearchOptions
 from engines.brave import ENGINE
 
@@ -36,17 +38,6 @@ def _parse(body: bytes | str, options: SearchOptions, **kwargs):
 
 def _corpus(name: str, options: SearchOptions):
     return _parse(corpus_path(DIR, name).read_bytes(), options)
-
-
-# --- facts -----------------------------------------------------------------
-
-def test_facts():
-    facts = ENGINE.facts
-    assert facts.name == "brave"
-    assert (facts.tier, facts.weight, facts.region, facts.index) == ("primary", 1.0, "global", "brave")
-    assert facts.native_site and facts.native_time
-    assert facts.key_env is None and facts.url_env is None
-    assert ENGINE.disabled_reason(SearchOptions()) is None
 
 
 # --- request building ------------------------------------------------------
@@ -112,7 +103,7 @@ def test_build_count_is_not_sent():
 
 # --- real pages ------------------------------------------------------------
 
-@pytest.mark.parametrize("name", corpus_files(DIR))
+@pytest.mark.parametrize("name", corpus_cases(DIR))
 def test_corpus_page(name, options):
     assert name in EXPECTED, f"new corpus page {name}: add its expectation"
     status, count, first_title, first_url = EXPECTED[name]
@@ -255,4 +246,4 @@ def test_garbage_is_not_understood(body, options):
 @given(st.binary(max_size=2000))
 def test_parse_never_raises(body):
     parsed = _parse(body, SearchOptions())
-    assert parsed.status in ("ok", "empty", "blocked", "ratelimited", "error")
+    well_formed(parsed)

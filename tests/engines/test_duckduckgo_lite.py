@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from properties import well_formed
+from corpus_cases import corpus_cases
 from conftest import corpus_files, corpus_path, response_from_bytes
 from engines.base import SearchOptions
 from engines.duckduckgo_lite import ENGINE
@@ -33,16 +35,6 @@ EXPECTED = {
 def _parse(body: bytes, options: SearchOptions, **kwargs):
     kwargs.setdefault("url", PAGE_URL)
     return ENGINE.parse(response_from_bytes(body, **kwargs), "q", options)
-
-
-# --- facts -----------------------------------------------------------------
-
-def test_facts():
-    facts = ENGINE.facts
-    assert facts.name == "duckduckgo-lite"
-    assert (facts.tier, facts.weight, facts.region, facts.index) == ("fallback", 0.8, "global", "bing")
-    assert facts.native_site and facts.native_time
-    assert ENGINE.disabled_reason(SearchOptions()) is None
 
 
 # --- request building ------------------------------------------------------
@@ -101,7 +93,7 @@ def test_every_corpus_page_has_an_expectation():
     assert sorted(files) == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize("name", corpus_files(DIR))
+@pytest.mark.parametrize("name", corpus_cases(DIR))
 def test_corpus_page(name, options):
     status, count, first_title, first_url = EXPECTED[name]
     parsed = _parse(corpus_path(DIR, name).read_bytes(), options)
@@ -252,4 +244,4 @@ def test_link_without_href_is_dropped(options):
 @given(st.binary(max_size=2000))
 def test_parse_never_raises(body):
     parsed = ENGINE.parse(response_from_bytes(body, url=PAGE_URL), "q", SearchOptions())
-    assert parsed.status in ("ok", "empty", "blocked", "ratelimited", "error")
+    well_formed(parsed)

@@ -12,6 +12,7 @@ import json
 from datetime import date
 
 import pytest
+from properties import not_understood_unless_json, well_formed
 from conftest import FIXED_NOW, response_from_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,12 +168,6 @@ def test_wiki_language(query, region, lang):
     assert ENGINE.build(query, SearchOptions(region=region)).url == f"https://{lang}.wikipedia.org/w/api.php"
 
 
-def test_keyless_and_facts():
-    assert ENGINE.disabled_reason(SearchOptions()) is None
-    assert (ENGINE.facts.name, ENGINE.facts.tier, ENGINE.facts.weight, ENGINE.facts.region, ENGINE.facts.index) == \
-        ("wikipedia", "primary", 0.6, "global", "wikipedia")
-
-
 # --- classification ----------------------------------------------------------
 
 def test_empty():
@@ -224,10 +219,10 @@ _json = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(_json)
 def test_never_raises_on_any_json(value):
-    assert parse(json.dumps(value).encode()).status in ("ok", "empty", "error", "ratelimited")
+    assert well_formed(parse(json.dumps(value).encode())).status in ("ok", "empty", "error", "ratelimited")
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.binary(max_size=200))
 def test_never_raises_on_bytes(body):
-    parse(body)
+    not_understood_unless_json(parse(body), body)

@@ -1,0 +1,61 @@
+"""The README's engine table ("## Engines") and the engines' own facts say the same thing.
+
+One test instead of a per-engine restatement of each constant: a changed weight, tier, region, index or
+key variable fails here until the README says it too, and an engine missing from the table fails.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from engines import ENGINES
+from engines.base import SearchOptions
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def engine_table() -> dict[str, dict[str, str]]:
+    """Rows of the first table under "## Engines", keyed by engine name, cells by column header."""
+    section = README.read_text(encoding="utf-8").split("\n## Engines\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line.strip() for line in section.splitlines() if line.strip().startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:  # after the header and its |---| rule
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        row = dict(zip(header, cells))
+        rows[row["engine"].strip("`")] = row
+    return rows
+
+
+def _region(cell: str) -> str:
+    return "cjk" if cell.lower().startswith("cjk") else "global" if cell.lower().startswith("global") else cell
+
+
+def _index(cell: str) -> str:
+    return re.sub(r"\s*\(.*\)$", "", cell).lower()  # "SearXNG (mixed)" -> "searxng"
+
+
+def test_every_engine_is_in_the_table_and_nothing_else():
+    assert sorted(engine_table()) == sorted(ENGINES)
+
+
+def test_the_table_states_each_engines_facts():
+    for name, row in engine_table().items():
+        facts = ENGINES[name].facts
+        key = facts.key_env or facts.url_env
+        assert row["tier"] == facts.tier, name
+        assert float(row["weight"]) == facts.weight, name
+        assert _region(row["region"]) == facts.region, name
+        assert _index(row["index"]) == facts.index, name
+        assert row["key"] == (f"`{key}`" if key else "–"), name
+
+
+def test_keyless_engines_run_without_a_key_and_keyed_ones_name_their_variable():
+    for name, engine in ENGINES.items():
+        reason = engine.disabled_reason(SearchOptions())
+        variable = engine.facts.key_env or engine.facts.url_env
+        assert (reason is None) == (variable is None), name
+        if variable:
+            assert variable in reason
+            assert engine.disabled_reason(SearchOptions(api_key="k", base_url="http://127.0.0.1:9")) is None
