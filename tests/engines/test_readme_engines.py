@@ -33,7 +33,10 @@ def _region(cell: str) -> str:
 
 
 def _index(cell: str) -> str:
-    return re.sub(r"\s*\(.*\)$", "", cell).lower()  # "SearXNG (mixed)" -> "searxng"
+    """The index id a cell names: a `code` id where the display name differs ("360 Search (`so360`)"),
+    else the name itself, lower-cased, without a remark ("SearXNG (mixed)" -> "searxng")."""
+    code = re.search(r"`([^`]+)`", cell)
+    return code.group(1) if code else re.sub(r"\s*\(.*\)$", "", cell).lower()
 
 
 def test_every_engine_is_in_the_table_and_nothing_else():
