@@ -233,6 +233,9 @@ class Baidu(ScrapedEngine):
     blocked_markup = ("wappass.baidu.com",)  # a script bouncing the browser to the captcha
     blocked_detail = "Baidu security check (百度安全验证 / wappass captcha)"
     no_results_css = ".content_none, .nors"
+    # #super_se_tip (older: .hit_top_new): 已显示“<strong>corrected</strong>”的搜索结果。仍然搜索：<a><strong>asked
+    # </strong></a>, or 您要找的是不是: <a><strong>corrected</strong></a>; the first strong that is not the query.
+    correction = ("#super_se_tip strong", ".hit_top_new strong")
     no_results_text = _NO_RESULTS_TEXT
 
     def build(self, query: str, options: SearchOptions) -> Request:

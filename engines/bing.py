@@ -56,6 +56,9 @@ class BingPage(ScrapedEngine):
     snippet = (".b_caption > p", ".b_caption .b_snippet > p", ".b_caption p.b_lineclamp1", ".b_caption p.b_lineclamp2",
                ".b_caption p.b_lineclamp3", ".b_caption p.b_lineclamp4", "p.b_algoSlug", ".b_caption p", ".b_snippet")
     date = ("span.news_dt",)
+    # "Including results for <a><strong>corrected</strong></a>. Do you want results only for <a>asked</a>?"
+    # (li.b_ans > #sp_requery; the second sentence is #sp_recourse), as public Bing scrapers select it.
+    correction = ("#sp_requery a",)
     no_results_css = "li.b_no"
     no_results_text = ("There are no results for", "No results found for", "没有与此相关的结果", "未找到与",
                        "Không có kết quả nào")

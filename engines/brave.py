@@ -99,6 +99,9 @@ class Brave(ScrapedEngine):
     link = ("a.l1", "a.result-header", "a.h", "a[href]")
     ad_inside = '[class*="sponsored"], [class*="ad-badge"], [data-type="ad"]'
     internal_hosts = ("search.brave.com",)  # ad redirects and Brave's own pages
+    # "Showing results for <a>corrected</a>. Search instead for ...": .altered-query > .h6 > a in the markup
+    # public Brave scrapers select (the page's UI strings carry the same wording).
+    correction = (".altered-query a", "#altered-query a")
     # Visible text and widgets of Brave's challenge pages (PoW captcha and its fallback).
     blocked_urls = ("/captcha",)
     blocked_title = ("captcha",)

@@ -154,8 +154,17 @@ class BraveApi(KeyedEngine):
             ))
         rows = rows_from(items)
         if rows:
-            return Parsed("ok", rows)
+            return Parsed("ok", rows, correction=_altered(data, query))
         return not_understood("web results without title and URL")
+
+
+def _altered(data: dict, query: str) -> str | None:
+    """query.altered: "the altered query for which the search was performed" (Brave's spellcheck)."""
+    block = data.get("query")
+    altered = block.get("altered") if isinstance(block, dict) else None
+    if isinstance(altered, str) and altered.strip() and altered.strip().casefold() != query.strip().casefold():
+        return altered.strip()
+    return None
 
 
 def _date(result: dict, options: SearchOptions):

@@ -31,6 +31,9 @@ class DuckDuckGoHtml(ScrapedEngine):
     results = "div.result"
     title = ("a.result__a", "h2 a")  # the title is its link
     snippet = (".result__snippet",)
+    # <div class="msg msg--spelling"><div id="did_you_mean">Including results for <a href="/html/?q=..."><b>
+    # corrected</b></a>. ...: SearXNG's duckduckgo engine reads //div[@id="did_you_mean"]//a.
+    correction = ("#did_you_mean a",)
     ad_class = re.compile(AD_CLASS.pattern + r"|result--ad", re.I)
     no_results_css = ".result--no-result, .no-results"
     no_results_text = ("No results.", "No more results")

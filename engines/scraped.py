@@ -37,6 +37,8 @@ from engines.redirects import unwrap
 
 Item = tuple[str, str, str, "date | None"]
 
+_QUOTES = " \"'“”‘’「」"
+
 # Class tokens engines give ad containers: "ad", "ads", "sponsored", "ad-…".
 AD_CLASS = re.compile(r"(?:^|\s)(?:ads?|sponsored|ad-[\w-]*)(?:\s|$)", re.I)
 
@@ -180,11 +182,16 @@ class ScrapedEngine(Engine):
         return text_of(first(block, *self.date)) if self.date else ""
 
     def corrected_query(self, tree, query: str) -> str | None:
-        """The query the engine says it searched instead, when the page shows one."""
-        if not self.correction:
-            return None
-        text = text_of(first(tree, *self.correction)).strip(" \"'“”‘’")
-        return text if text and text.casefold() != query.strip().casefold() else None
+        """The query the engine says it searched instead, when the page shows one: the first text the
+        `correction` selectors find that is not the query itself (the same notice links back to the
+        original: "Including results for X. Do you want results only for Y?")."""
+        asked = " ".join(query.split()).casefold()
+        for selector in self.correction:
+            for node in tree.css(selector):
+                text = " ".join(text_of(node).strip(_QUOTES).split())
+                if text and text.casefold() != asked:
+                    return text
+        return None
 
     # ----- a page without rows -----
     def no_rows(self, response: Response, text: str, tree, query: str, options: SearchOptions) -> Parsed:

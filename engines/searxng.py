@@ -29,6 +29,15 @@ def language_for(region: str | None) -> str:
     return f"{lang}-{country}" if country else lang
 
 
+def _correction(data: dict, query: str) -> str | None:
+    """SearXNG relays its engines' spelling corrections in `corrections`; the first that is not the query."""
+    corrections = data.get("corrections")
+    for value in corrections if isinstance(corrections, list) else ():
+        if isinstance(value, str) and value.strip() and value.strip().casefold() != query.strip().casefold():
+            return value.strip()
+    return None
+
+
 def _unresponsive(data: dict) -> list[str]:
     # [["google", "CAPTCHA"], ["bing", "timeout"], ...]
     names = []
@@ -110,7 +119,7 @@ class Searxng(Engine):
             items.append((plain_text(result.get("title")), url, content, when))
         rows = rows_from(items)
         if rows:
-            return Parsed("ok", rows)
+            return Parsed("ok", rows, correction=_correction(data, query))
         if results:
             return not_understood("results without title and URL")
         failed = _unresponsive(data)
