@@ -24,6 +24,7 @@ class ResultRow(BaseModel):
     positions: dict[str, int] = Field(default_factory=dict, description="Engine name -> its own 1-based position")
     score: float
     date: dt.date | None = None
+    source: str | None = Field(None, description="Publisher of a news row, e.g. Reuters or 新华网")
 
 
 class EngineReport(BaseModel):
@@ -46,3 +47,5 @@ class SearchResponse(BaseModel):
     recognised: list[str] = Field(default_factory=list, description="Operators recognised in the query")
     warnings: list[str] = Field(default_factory=list)
     cached: bool = Field(False, description="True when answered from the result cache")
+    category: Literal["web", "news"] = Field("web", description="web, or news (engines' news verticals)")
+    page: int = Field(1, description="1-based page; page n never repeats a URL of pages 1..n-1 of the same query")

@@ -279,6 +279,9 @@ class Settings(BaseSettings):
     state_dir: Path | None = Field(None, description="Embedded store directory (default $XDG_STATE_HOME/metasearch)")
     redis_url: str | None = Field(None, description="Shared Redis store (METASEARCH_REDIS_URL)")
     cache_ttl_s: float = Field(300, ge=0, description="Result cache lifetime; 0 disables the cache")
+    page_memory_s: float = Field(
+        3600, ge=60, description="How long the URLs a page showed are remembered, so the next page of the same "
+                                 "query never repeats them")
     budget_per_minute: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_BUDGETS),
         description="Engine (or engine@endpoint) -> searches per minute shared by every process using the "

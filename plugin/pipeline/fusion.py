@@ -72,6 +72,7 @@ class Fused:
     date: date | None
     score: float  # votes + boosts, in units of one engine's top vote
     engines: list[str] = field(default_factory=list)
+    source: str | None = None  # a news row's publisher, from the first engine that names one
     positions: dict[str, int] = field(default_factory=dict)
     first_slot: int = 0
     key: str = ""
@@ -156,13 +157,14 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         if fused is None:
             fused = merged[key] = Fused(title=row.title, url=url, snippet=row.snippet,
                                         domain=registrable_domain(url), date=row.date, score=0.0,
-                                        first_slot=slot, key=key)
+                                        first_slot=slot, key=key, source=row.source)
         else:
             fused.title = _better_title(fused.title, row.title)
             if len(row.snippet) > len(fused.snippet):
                 fused.snippet = row.snippet
             if row.date is not None and (fused.date is None or row.date < fused.date):
                 fused.date = row.date
+            fused.source = fused.source or row.source
         if lst.engine in fused.positions:
             continue  # the same engine listing the URL again (another spelling): one engine, one vote
         indexes = voted_indexes.setdefault(key, set())

@@ -86,6 +86,8 @@ class EngineRunner:
         reason = engine.disabled_reason(options)
         if reason:
             return EngineRun(engine, tier, "disabled", detail=reason)
+        if plan.category == "news" and not getattr(engine.facts, "news", False):
+            return EngineRun(engine, tier, "skipped", detail="no news vertical")
         upstream = self.settings.upstream(engine.name)
         entry = await self.cooldowns.active(upstream)
         if entry is not None:
@@ -117,6 +119,11 @@ class EngineRunner:
             log.exception("engine %s failed", engine.name)
             run = EngineRun(engine, tier, "error", detail=f"internal error: {type(exc).__name__}: {exc}")
         run.latency_ms, run.queue_ms = clock.engine_ms(), clock.queue_ms()
+        # What the engine could not do as asked (a region it lacks, no safe-search switch, ...) is said,
+        # never silently swapped for its default.
+        notes = engine.ignored_options(options)
+        if notes:
+            run.detail = "; ".join(([run.detail] if run.detail else []) + notes)
         # Redact before cutting, so a key split by the cut cannot leak half of itself.
         run.detail = redact(run.detail, self.secrets)[:300]
         if run.status in FAILURE_STATUSES:

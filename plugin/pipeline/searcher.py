@@ -29,6 +29,8 @@ from plugin.infra.state import State, open_state
 from plugin.infra.transport import Transport, redact
 from plugin.models import FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
+from plugin.pipeline.canonical import identity
+from plugin.pipeline import pages
 from plugin.pipeline.fusion import EngineList, diversify, fuse
 from plugin.pipeline.intent import read_intent
 from plugin.pipeline.plan import SearchPlan, make_plan
@@ -98,7 +100,9 @@ class Searcher:
             primary, fallback = fallback, []
         return await self.tiers.run(plan, primary, fallback)
 
-    def rank(self, plan: SearchPlan, runs: Sequence[EngineRun]) -> list[ResultRow]:
+    def rank(self, plan: SearchPlan, runs: Sequence[EngineRun], shown: set[str] = frozenset()  # type: ignore[assignment]
+             ) -> list[ResultRow]:
+        """The fused rows cut to the limit, leaving out URL identities in `shown` (earlier pages)."""
         lists = [
             EngineList(engine=run.engine.name, weight=self.settings.weights.get(run.engine.name,
                                                                                  run.engine.facts.weight),
@@ -109,27 +113,52 @@ class Searcher:
                              category=plan.category, now=plan.now)
         fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent),
                           self.settings.max_per_domain)
+        fused = [f for f in fused if f.key not in shown]
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
-                      engines=f.engines, positions=f.positions, score=round(f.score, 6), date=f.date)
+                      engines=f.engines, positions=f.positions, score=round(f.score, 6), date=f.date,
+                      source=clean_title(f.source) if f.source else None)
             for f in fused[: plan.request.limit]
         ]
 
     def cache_key(self, plan: SearchPlan) -> str:
         return cache_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
 
+    def query_key(self, plan: SearchPlan) -> str:
+        return pages.query_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
+
+    async def shown_before(self, plan: SearchPlan, key: str, query: object, now: datetime | None, cache: bool,
+                           options: dict[str, object]) -> set[str]:
+        """URL identities pages 1..n-1 of this query showed; a page not remembered is run now (which
+        remembers it), so page 3 asked first in a fresh process is still right."""
+        shown: set[str] = set()
+        for page in range(1, plan.page):
+            found = await pages.shown_on(self.state, key, page)
+            if found is None:
+                earlier = await self.search(query, now=now, cache=cache, **{**options, "page": page})
+                found = [k for k in (identity(row.url) for row in earlier.results) if k]
+            shown.update(found)
+        return shown
+
+    async def remember_page(self, plan: SearchPlan, key: str, response: SearchResponse) -> None:
+        shown = [k for k in (identity(row.url) for row in response.results) if k]
+        await pages.remember(self.state, key, plan.page, shown, self.settings.page_memory_s)
+
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
                      **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
-        safesearch, allowed_domains, blocked_domains), checked in one place (`plugin.pipeline.query.check_request`)."""
+        safesearch, allowed_domains, blocked_domains, category, page), checked in one place (`plugin.pipeline.query.check_request`)."""
         started = time.perf_counter()
         plan = self.plan(query, now=now, **options)
+        query_key = self.query_key(plan)
+        shown = await self.shown_before(plan, query_key, query, now, cache, options) if plan.page > 1 else set()
         use_cache = cache and self.settings.cache_ttl_s > 0 and now is None
         key = self.cache_key(plan)
         if use_cache:
             hit = await self.state.cache_get(key)
             if hit is not None:
                 response = SearchResponse.model_validate_json(hit)
+                await self.remember_page(plan, query_key, response)
                 return response.model_copy(update={
                     "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
                     "warnings": list(self.state.warnings)})
@@ -142,7 +171,7 @@ class Searcher:
     async def _execute(self, plan: SearchPlan, use_cache: bool, key: str) -> SearchResponse:
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
-        results = self.rank(plan, runs)
+        results = self.rank(plan, runs, shown)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
         partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status in ("cooldown", "late")
@@ -155,8 +184,11 @@ class Searcher:
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
             warnings=list(self.state.warnings),
+            category=plan.category,  # type: ignore[arg-type]
+            page=plan.page,
         )
         response = self._without_secrets(response)
+        await self.remember_page(plan, query_key, response)
         if use_cache and not response.partial:
             await self.state.cache_put(key, response.model_dump_json(), self.settings.cache_ttl_s)
         return response
@@ -191,15 +223,17 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  settings: Settings | None = None, region: str | None = None, time_range: str | None = None,
                  site: str | None = None, safesearch: str | None = None, cache: bool = True,
                  allowed_domains: Sequence[str] | str | None = None,
-                 blocked_domains: Sequence[str] | str | None = None) -> SearchResponse:
+                 blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
+                 page: int | None = None) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
-    domains and their subdomains."""
+    domains and their subdomains. `category="news"`: the engines' news verticals. `page=2`: the next
+    results, never repeating a URL an earlier page of the same query showed."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
-                                               blocked_domains=blocked_domains)
+                                               blocked_domains=blocked_domains, category=category, page=page)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:

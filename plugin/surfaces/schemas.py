@@ -39,6 +39,11 @@ class WebSearchArgs(BaseModel):
     blocked_domains: list[str] | None = Field(
         None, max_length=100,
         description="Never results from these domains or their subdomains. Cannot be combined with allowed_domains.")
+    category: Literal["web", "news"] = Field(
+        "web", description="web, or news: the engines' news verticals (rows carry date and source); engines "
+                           "without one are skipped.")
+    page: int = Field(1, ge=1, le=10, description="Page of results (1-10). Page n never repeats a URL shown on "
+                                                  "pages 1..n-1 of the same query.")
     safesearch: Literal["off", "moderate", "strict"] | None = Field(None, description="Safe-search level.")
 
 

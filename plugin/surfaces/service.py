@@ -2,6 +2,7 @@
 
 GET /search?q=&limit=&engines=&region=&time_range=&site=&safesearch=&no_cache=1 -> SearchResponse JSON
     &allowed_domains=a.com,b.org or &blocked_domains=x.com (comma-separated, or the parameter repeated)
+    &category=web|news &page=N
 GET /health  -> {"status": "ok", ...}
 GET /metrics -> Prometheus text format
 """
@@ -29,7 +30,8 @@ async def search_handler(request: web.Request) -> web.Response:
             args.get("q", args.get("query")), limit=args.get("limit"), engines=args.get("engines"),
             region=args.get("region"), time_range=args.get("time_range"), site=args.get("site"),
             safesearch=args.get("safesearch"), cache=args.get("no_cache", "") not in ("1", "true", "yes"),
-            allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None))
+            allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
+            category=args.get("category"), page=args.get("page"))
     except SearchError as exc:
         metrics.bad_input()
         return web.json_response(exc.to_dict(), status=400)

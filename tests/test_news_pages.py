@@ -1,0 +1,196 @@
+"""`category="news"` and `page` on every surface: engines without a news vertical are skipped and say so,
+news rows keep their source and freshness counts for them; page n never repeats a URL shown on pages
+1..n-1 of the same query, also across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from datetime import date, datetime
+
+import pytest
+
+from engines import ENGINES
+from engines.base import Row
+from plugin.errors import SearchError
+from plugin.pipeline.searcher import Searcher
+from plugin.settings import Settings
+from standins import bing_page, page, sequence
+
+NOW = datetime(2026, 11, 29, 12, 0, 0)
+ROWS = [(f"Python asyncio guide {i}", f"https://site{i}.example.org/asyncio", f"python asyncio part {i}")
+        for i in range(1, 9)]
+
+
+def searcher(endpoints: dict[str, str], **settings) -> Searcher:
+    settings.setdefault("engines", list(endpoints))
+    return Searcher(Settings(endpoints=endpoints, **settings))
+
+
+def urls(response) -> list[str]:
+    return [row.url for row in response.results]
+
+
+# ----- news -----
+async def test_news_skips_every_engine_without_a_news_vertical(standins):
+    stand_in = await standins(page(bing_page(ROWS)))
+    names = ["bing", "duckduckgo-html", "wikipedia", "mojeek"]
+    s = searcher({name: stand_in.url for name in names})
+    response = await s.search("python asyncio", category="news")
+    await s.close()
+    assert response.category == "news"
+    for report in response.engines:
+        if getattr(ENGINES[report.name].facts, "news", False):
+            assert report.status != "skipped" or report.detail != "no news vertical"
+        else:
+            assert (report.status, report.detail) == ("skipped", "no news vertical")
+    asked = [name for name in names if getattr(ENGINES[name].facts, "news", False)]
+    assert len(stand_in.requests) == len(asked)  # no request for an engine that has no news vertical
+
+
+async def test_web_is_the_default_category(standins):
+    bing = await standins(page(bing_page(ROWS)))
+    s = searcher({"bing": bing.url})
+    response = await s.search("python asyncio")
+    await s.close()
+    assert response.category == "web" and response.engines[0].status == "ok"
+
+
+@pytest.mark.parametrize("bad", ["images", "NEWS!", 3])
+async def test_an_unknown_category_is_invalid_parameter(bad):
+    s = Searcher(Settings())
+    with pytest.raises(SearchError) as caught:
+        await s.search("python", category=bad)
+    await s.close()
+    assert caught.value.code == "invalid_parameter"
+
+
+def run_of(name: str, rows: list[Row]):
+    from plugin.pipeline.runner import EngineRun
+
+    return EngineRun(ENGINES[name], "primary", "ok", rows=len(rows), kept=rows)
+
+
+def test_news_rows_keep_their_source_and_freshness_counts_for_news(monkeypatch):
+    old = Row("Asyncio in 2019", "https://old.example.org/a", "python asyncio", 1, date(2019, 1, 1), "Old Times")
+    new = Row("Asyncio this week", "https://new.example.org/a", "python asyncio", 2, date(2026, 11, 28), "Reuters")
+    # Freshness only for time-sensitive queries: a plain query ranks by position, news by freshness.
+    s = Searcher(Settings(freshness_scope="timely", engines=["bing"]))
+    web = s.rank(s.plan("python asyncio", now=NOW), [run_of("bing", [old, new])])
+    news = s.rank(s.plan("python asyncio", now=NOW, category="news"), [run_of("bing", [old, new])])
+    assert [r.url for r in web] == ["https://old.example.org/a", "https://new.example.org/a"]
+    assert [r.url for r in news] == ["https://new.example.org/a", "https://old.example.org/a"]
+    assert [(r.source, r.date) for r in news] == [("Reuters", date(2026, 11, 28)), ("Old Times", date(2019, 1, 1))]
+
+
+def test_a_merged_row_takes_the_first_source_any_engine_names():
+    first = Row("Asyncio news", "https://news.example.org/a", "python asyncio", 1, None, None)
+    second = Row("Asyncio news", "https://news.example.org/a", "python asyncio", 1, None, "新华网")
+    s = Searcher(Settings(engines=["bing", "baidu"]))
+    [row] = s.rank(s.plan("python asyncio", now=NOW, category="news"),
+                   [run_of("bing", [first]), run_of("baidu", [second])])
+    assert row.source == "新华网" and sorted(row.engines) == ["baidu", "bing"]
+
+
+# ----- pages -----
+async def test_page_two_never_repeats_a_url_of_page_one(standins):
+    # The engine's second page overlaps its first (engines do that); the overlap must not come back.
+    first, second = ROWS[:6], ROWS[2:8]
+    bing = await standins(sequence(page(bing_page(first)), page(bing_page(second))))
+    s = searcher({"bing": bing.url}, limit=4)
+    one = await s.search("python asyncio")
+    two = await s.search("python asyncio", page=2)
+    await s.close()
+    assert (one.page, two.page) == (1, 2)
+    assert len(urls(one)) == 4 and urls(two)
+    assert set(urls(one)).isdisjoint(urls(two))
+    assert set(urls(two)) <= {url for _, url, _ in second}
+    assert len(bing.requests) == 2  # page 1 was remembered, not asked again
+
+
+async def test_page_three_asked_first_works_out_the_earlier_pages(standins):
+    bing = await standins(page(bing_page(ROWS)))  # an engine that serves the same rows for every page
+    s = searcher({"bing": bing.url}, limit=3)
+    three = await s.search("python asyncio", page=3)
+    assert len(bing.requests) == 3  # pages 1 and 2 were run once on the way to page 3...
+    one = await s.search("python asyncio", page=1)  # (the answer cache is off: asked again)
+    two = await s.search("python asyncio", page=2)
+    await s.close()
+    assert len(bing.requests) == 5  # ...and remembered: page 2 did not run page 1 again
+    assert [len(urls(r)) for r in (one, two, three)] == [3, 3, 2]
+    everything = urls(one) + urls(two) + urls(three)
+    assert len(set(everything)) == len(everything) == 8  # ...and the three pages share no URL
+
+
+async def test_another_query_or_filter_has_pages_of_its_own(standins):
+    bing = await standins(page(bing_page(ROWS)))
+    s = searcher({"bing": bing.url}, limit=3)
+    await s.search("python asyncio")
+    other = await s.search("python asyncio", page=2, blocked_domains=["site1.example.org"])
+    await s.close()
+    # The blocked variant is another query: its page 1 was worked out (site2..site4), not the plain one's.
+    assert urls(other) == [f"https://site{i}.example.org/asyncio" for i in (5, 6, 7)]
+
+
+async def run_cli(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", *args, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=dict(os.environ))
+    out, err = await process.communicate()
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_page_two_in_a_fresh_process_after_page_one_in_another(standins):
+    bing = await standins(page(bing_page(ROWS)))
+    common = ("python asyncio", "--engines", "bing", "--endpoint", f"bing={bing.url}", "--limit", "3", "--json")
+    code, out, err = await run_cli("search", *common)
+    assert code == 0, err
+    one = [row["url"] for row in json.loads(out)["results"]]
+    code, out, err = await run_cli("search", *common, "--page", "2")
+    assert code == 0, err
+    result = json.loads(out)
+    two = [row["url"] for row in result["results"]]
+    assert result["page"] == 2 and len(two) == 3 and set(one).isdisjoint(two)
+    assert len(bing.requests) == 2  # the second process read page 1 from the shared store
+    for bad in ("0", "11", "two"):
+        code, out, _ = await run_cli("search", *common, "--page", bad)
+        assert code == 2 and json.loads(out)["error"]["code"] == "invalid_parameter"
+    code, out, _ = await run_cli("search", *common, "--category", "news")
+    assert code == 0 and json.loads(out)["category"] == "news"
+
+
+async def test_http_service_and_mcp_take_category_and_page(standins):
+    pytest.importorskip("mcp")
+    from aiohttp.test_utils import TestClient, TestServer
+    from mcp import Client
+
+    from plugin.surfaces.mcp_server import build_server
+    from plugin.surfaces.service import build_app
+
+    bing = await standins(page(bing_page(ROWS)))
+    settings = Settings(endpoints={"bing": bing.url}, engines=["bing"], limit=3)
+    client = TestClient(TestServer(build_app(settings)))
+    await client.start_server()
+    try:
+        one = await (await client.get("/search?q=python+asyncio")).json()
+        two = await (await client.get("/search?q=python+asyncio&page=2")).json()
+        news = await (await client.get("/search?q=python+asyncio&category=news")).json()
+        bad = await client.get("/search?q=python+asyncio&page=0")
+        bad_body = await bad.json()
+    finally:
+        await client.close()
+    assert two["page"] == 2 and {r["url"] for r in one["results"]}.isdisjoint(r["url"] for r in two["results"])
+    assert news["category"] == "news"
+    assert bad.status == 400 and bad_body["error"]["parameter"] == "page"
+
+    s = Searcher(settings)
+    async with Client(build_server(searcher=s)) as mcp:
+        tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
+        page_two = await mcp.call_tool("web_search", {"query": "python asyncio", "page": 2})
+        news = await mcp.call_tool("web_search", {"query": "python asyncio", "category": "news"})
+    await s.close()
+    properties = tools["web_search"].input_schema["properties"]
+    assert properties["category"]["enum"] == ["web", "news"] and properties["page"]["maximum"] == 10
+    assert page_two.structured_content["page"] == 2 and news.structured_content["category"] == "news"
