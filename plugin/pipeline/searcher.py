@@ -163,12 +163,14 @@ class Searcher:
                     "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
                     "warnings": list(self.state.warnings)})
         if now is None:  # identical searches in flight share one execution, each caller its own clock
-            shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key))
+            shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key, query_key, shown))
             return shared.model_copy(update={"query": plan.request.query,
                                              "elapsed_ms": int((time.perf_counter() - started) * 1000)})
-        return await self._execute(plan, use_cache, key)
+        return await self._execute(plan, use_cache, key, query_key, shown)
 
-    async def _execute(self, plan: SearchPlan, use_cache: bool, key: str) -> SearchResponse:
+    async def _execute(self, plan: SearchPlan, use_cache: bool, key: str, query_key: str,
+                       shown: set[str]) -> SearchResponse:
+        """One search run; `shown`: URL identities of the query's earlier pages, left out."""
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
         results = self.rank(plan, runs, shown)
