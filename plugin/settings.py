@@ -177,7 +177,7 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Engine (or engine@endpoint) -> requests started per second at most (none: no rate limit)")
     admission_wait_ms: int = Field(
-        30000, ge=0, le=600000,
+        60000, ge=0, le=600000,
         description="Longest a request waits for admission; then the engine is skipped as overloaded")
     # --- when a search answers (plugin/pipeline/tiers.py) ---
     deadline_ms: int = Field(

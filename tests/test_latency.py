@@ -228,3 +228,19 @@ async def test_cli_cancels_late_engines_cleanly_at_exit(standins):
     assert {e["name"]: e["status"] for e in data["engines"]} == {"bing": "ok", "brave": "late"}
     for trouble in ("Task was destroyed", "ResourceWarning", "Unclosed", "never awaited", "Traceback"):
         assert trouble not in err.decode(), err.decode()
+
+
+async def test_a_background_run_yields_its_slot_to_a_search_that_waits(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(60))
+    s = make({"bing": good.url, "brave": stuck.url}, upstream_concurrency=1, timeout_ms=30000, grace_ms=100,
+             deadline_ms=30000)
+    first = await s.search("rust async runtime")
+    assert statuses(first)["brave"] == "late"  # still hanging in the background, holding brave's one slot
+    started = time.monotonic()
+    second = await s.search("tokio runtime")
+    elapsed = time.monotonic() - started
+    await s.close()
+    # The new search's request took the slot over instead of queueing behind the run nobody waits for.
+    assert statuses(second)["brave"] == "late" and len(stuck.requests) == 2
+    assert second.engines[1].queue_ms < 1000 and elapsed < 10

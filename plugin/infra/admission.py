@@ -8,6 +8,8 @@ limited below these, so an admitted request gets a connection at once.
 Time spent waiting here is queue time (`queue_ms` in the engine's report): it is our load, not the
 engine's slowness, so it is never part of the engine's deadline and never a `timeout` or a cooldown.
 A request not admitted within the wait budget (`admission_wait_ms`) is `skipped`, detail `overloaded`.
+A run nobody waits for any more (an engine that was late for every search that asked) keeps its slot
+only while no one else waits for one: a queued request takes it over (the background run is cancelled).
 
 `EngineClock` is one engine run's own time: `timeout_ms` spent only while a request is out. When our
 event loop was too busy to notice an answer in time (the timer itself fired late), the engine is
@@ -48,19 +50,44 @@ class EngineClock:
         self.queued_since: float | None = None  # set while waiting for admission
         self.out_since: float | None = None  # set while a request is out
         self.admitted_at: float | None = None  # the first admission
-        self._on_admitted: list[Callable[[], None]] = []
+        self._watchers: list[Callable[[], None]] = []
+        # Nobody waits for this run's answer any more: it gives way to requests someone waits for.
+        self.background = False
+        self._holding: tuple[_Lane, asyncio.Task] | None = None  # the lane slot it holds, and its task
 
     # --- what the orchestrator reads ---
     @property
     def admitted(self) -> bool:
         return self.admitted_at is not None
 
-    def on_admitted(self, callback: Callable[[], None]) -> None:
-        """Call `callback` once, when the first request of this run is admitted (at once if it was)."""
-        if self.admitted_at is not None:
+    @property
+    def queued(self) -> bool:
+        """Waiting for admission now (its first request, or a follow-up)."""
+        return self.queued_since is not None
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call `callback` whenever the run starts or stops waiting for admission."""
+        self._watchers.append(callback)
+
+    def unwatch(self, callback: Callable[[], None]) -> None:
+        try:
+            self._watchers.remove(callback)
+        except ValueError:
+            pass
+
+    def to_background(self) -> None:
+        """No search waits for this run now. It goes on (its outcome still counts for cooldowns) unless
+        a request someone waits for is queued for its upstream: then it yields its slot at once."""
+        self.background = True
+        if self._holding is not None and self._holding[0].waiters:
+            self._holding[1].cancel()
+
+    def to_foreground(self) -> None:
+        self.background = False
+
+    def _changed(self) -> None:
+        for callback in list(self._watchers):
             callback()
-        else:
-            self._on_admitted.append(callback)
 
     def queue_ms(self) -> int:
         now = asyncio.get_running_loop().time()
@@ -80,9 +107,7 @@ class EngineClock:
     def _admitted(self) -> None:
         if self.admitted_at is None:
             self.admitted_at = asyncio.get_running_loop().time()
-            callbacks, self._on_admitted = self._on_admitted, []
-            for callback in callbacks:
-                callback()
+            self._changed()
 
     @asynccontextmanager
     async def out(self) -> AsyncIterator[None]:
@@ -125,11 +150,13 @@ class _Lane:
         self.active = 0
         self.next_start = 0.0
         self.waiters: deque[asyncio.Future[None]] = deque()
+        self.holders: list[EngineClock] = []
 
     async def acquire(self, until: float) -> None:
         if self.active < self.limit and not self.waiters:
             self.active += 1
         else:
+            self._preempt()
             loop = asyncio.get_running_loop()
             waiter: asyncio.Future[None] = loop.create_future()
             self.waiters.append(waiter)
@@ -159,6 +186,13 @@ class _Lane:
                 except BaseException:
                     self.release()
                     raise
+
+    def _preempt(self) -> None:
+        """A request must wait: the oldest run nobody waits for gives up its slot (it is cancelled)."""
+        for clock in self.holders:
+            if clock.background and clock._holding is not None and not clock._holding[1].done():
+                clock._holding[1].cancel()
+                return
 
     def release(self) -> None:
         while self.waiters:
@@ -205,6 +239,7 @@ class Admission:
         process = self._process
         loop = asyncio.get_running_loop()
         started = clock.queued_since = loop.time()
+        clock._changed()
         try:
             await lane.acquire(clock.queue_until)
             try:
@@ -217,9 +252,16 @@ class Admission:
         finally:
             clock.queued_since = None
             clock._queued(loop.time() - started)
+        task = asyncio.current_task()
+        if task is not None:
+            clock._holding = (lane, task)
+            lane.holders.append(clock)
         try:
             clock._admitted()
             yield
         finally:
+            if task is not None:
+                clock._holding = None
+                lane.holders.remove(clock)
             process.release()
             lane.release()

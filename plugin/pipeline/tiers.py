@@ -9,15 +9,19 @@
       ├─ every engine done ─ answer
       └─ `deadline_ms`, covering both tiers ─ answer with what is in hand
 
-The clocks (soft deadline, overall deadline) start when the search's first request goes out: time
-queued for admission is our load, reported as `queue_ms`, and bounded by `admission_wait_ms`.
+The search's clock (grace, soft deadline, overall deadline) stands still while an engine it still
+waits for is queued for admission: that is our load, not the engines' time. Queue time is reported as
+`queue_ms` and bounded by `admission_wait_ms`, so a search answers within `deadline_ms` of engine time
+plus at most the wait budget; without a queue (the usual case) within `deadline_ms`.
 "Answered" means an engine came back with any outcome (rows, none, a failure); engines that never
 send a request (disabled, benched, over budget) do not count towards the quorum either way.
 
 Engines still running when the answer goes out are reported `late` and their partial work is not
 shown. They keep running in the background (`Flights`), so their outcome still updates cooldowns: a
 long-lived searcher (API, MCP, `serve`) learns from them; `Searcher.close()` (the CLI's exit)
-cancels them. An engine still waiting for admission is `skipped` (`overloaded`) and withdrawn.
+cancels them, and so does a request someone waits for that is queued for the same upstream (the
+background run yields its slot). An engine still waiting for admission is `skipped` (`overloaded`)
+and withdrawn.
 
 Identical engine runs in flight at once (same upstream, query and options) share one exchange.
 """
@@ -38,6 +42,8 @@ from plugin.settings import Settings
 
 # Outcomes reached without sending a request: such an engine is not one of the search's contenders.
 NO_REQUEST = frozenset({"disabled", "cooldown", "skipped"})
+# Kept back from `deadline_ms` for ranking and the response, so that the answer is out by the deadline.
+ANSWER_RESERVE_S = 0.05
 
 
 @dataclasses.dataclass(eq=False)
@@ -64,7 +70,9 @@ class Flights:
         if self._loop is not loop:  # tasks of another (finished) event loop cannot be awaited here
             self._by_key, self._running, self._loop = {}, set(), loop
         flight = self._by_key.get(key)
-        if flight is None:
+        if flight is not None:
+            flight.clock.to_foreground()  # someone waits for it again
+        else:
             clock = new_clock()
             task = loop.create_task(start(clock))  # type: ignore[arg-type]
             flight = self._by_key[key] = Flight(key, task, clock)
@@ -82,10 +90,14 @@ class Flights:
         """This search no longer waits for `flight`. Nobody else does either: an exchange under way goes
         on in the background; a request still queued for admission is withdrawn."""
         flight.waiters -= 1
-        if flight.waiters <= 0 and not flight.task.done() and not flight.clock.admitted:
+        if flight.waiters > 0 or flight.task.done():
+            return
+        if flight.clock.queued or not flight.clock.admitted:
             flight.task.cancel()
             if self._by_key.get(flight.key) is flight:
                 del self._by_key[flight.key]
+        else:
+            flight.clock.to_background()
 
     @property
     def running(self) -> int:
@@ -145,87 +157,87 @@ class Tiers:
         s = self.settings
         loop = asyncio.get_running_loop()
         limit = plan.request.limit
-        begun = loop.time()
+        grace, soft, hard = s.grace_ms / 1000, s.soft_deadline_ms / 1000, max(0.0, s.deadline_ms / 1000 - ANSWER_RESERVE_S)
         first_slots = [_Slot(e, t) for e, t in primary]
         second_slots = [_Slot(e, t) for e, t in fallback]
         started: list[_Slot] = []
         kept: set[str] = set()
-        first_out: float | None = None  # when this search's first request went out
-        admitted = loop.create_future()
-        quorum_at: float | None = None  # when a quorum of the contenders had answered
+        # The search's own clock: it stands still while an engine the search still waits for is queued
+        # for admission (our load, not the engines' time), so no deadline or grace is spent on it.
+        clock, last, paused = 0.0, loop.time(), False
+        quorum_at: float | None = None  # search clock when a quorum of the contenders had answered
         enough_at: float | None = None  # ... and `limit` rows were kept
         fallback_started = not second_slots
+        wake: asyncio.Future[None] = loop.create_future()
 
-        def admission() -> None:
-            if not admitted.done():
-                admitted.set_result(None)
+        def poke() -> None:
+            if not wake.done():
+                wake.set_result(None)
 
         def launch(slots: list[_Slot]) -> None:
             for slot in slots:
-                self._start(slot, plan).clock.on_admitted(admission)
+                self._start(slot, plan).clock.watch(poke)
                 started.append(slot)
 
         try:
             launch(first_slots)
             while True:
                 now = loop.time()
+                if not paused:
+                    clock += now - last
+                last = now
                 for slot in started:
                     if slot.run is None and slot.flight is not None and slot.flight.task.done():
+                        if slot.flight.task.cancelled():  # cannot happen while we wait for it; be safe
+                            slot.run = EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED)
+                            continue
                         slot.run = dataclasses.replace(slot.flight.task.result())
                         kept.update(k for k in (identity(row.url) for row in slot.run.kept) if k)
-                if first_out is None:
-                    times = [sl.flight.clock.admitted_at for sl in started
-                             if sl.flight is not None and sl.flight.clock.admitted_at is not None]
-                    if times:
-                        first_out = max(begun, min(times))
                 contenders = [sl for sl in started if sl.run is None or sl.run.status not in NO_REQUEST]
                 answered = sum(1 for sl in contenders if sl.run is not None)
                 if quorum_at is None and contenders and answered >= math.ceil(s.quorum * len(contenders)):
-                    quorum_at = now
+                    quorum_at = clock
                 if enough_at is None and quorum_at is not None and len(kept) >= limit:
-                    enough_at = now
-                grace = s.grace_ms / 1000
-                soft_at = first_out + s.soft_deadline_ms / 1000 if first_out is not None else math.inf
-                hard_at = first_out + s.deadline_ms / 1000 if first_out is not None else math.inf
-                short_at = min(soft_at, quorum_at + grace if quorum_at is not None else math.inf)
+                    enough_at = clock
+                short = min(soft, quorum_at + grace if quorum_at is not None else math.inf)
 
                 primaries_done = all(sl.run is not None for sl in first_slots)
                 if not fallback_started and (
                         (primaries_done and not any(sl.run.kept for sl in first_slots if sl.run))
-                        or (now >= short_at and len(kept) < limit and not primaries_done)):
+                        or (clock >= short and len(kept) < limit and not primaries_done)):
                     fallback_started = True
                     launch(second_slots)
                     continue
-                if all(sl.run is not None for sl in started):
+                pending = [sl for sl in started if sl.run is None and sl.flight is not None]
+                if not pending or clock >= hard:
                     break
-                if now >= hard_at:
+                if enough_at is not None and clock >= enough_at + grace:
                     break
-                if enough_at is not None and now >= enough_at + grace:
+                if clock >= soft and len(kept) >= limit:
                     break
-                if now >= soft_at and len(kept) >= limit:
-                    break
-                wake = min(hard_at, enough_at + grace if enough_at is not None else math.inf,
-                           *(t for t in (soft_at, short_at) if t > now))
-                waiting: set[asyncio.Future] = {sl.flight.task for sl in started
-                                                if sl.run is None and sl.flight is not None}
-                if not admitted.done():
-                    waiting.add(admitted)
-                await asyncio.wait(waiting, timeout=None if wake == math.inf else max(0.0, wake - loop.time()),
-                                   return_when=asyncio.FIRST_COMPLETED)
-            return [self._outcome(slot, fallback_started) for slot in first_slots + second_slots]
+                paused = any(sl.flight.clock.queued for sl in pending)  # type: ignore[union-attr]
+                targets = [t for t in (hard, soft, short, enough_at + grace if enough_at is not None else math.inf)
+                           if clock < t < math.inf]
+                timeout = None if paused or not targets else min(targets) - clock
+                await asyncio.wait({*(sl.flight.task for sl in pending), wake},  # type: ignore[union-attr]
+                                   timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if wake.done():
+                    wake = loop.create_future()
+            return [self._outcome(slot) for slot in first_slots + second_slots]
         finally:
             for slot in started:
                 if slot.flight is not None:
+                    slot.flight.clock.unwatch(poke)
                     self.flights.leave(slot.flight)
 
     @staticmethod
-    def _outcome(slot: _Slot, fallback_started: bool) -> EngineRun:
+    def _outcome(slot: _Slot) -> EngineRun:
         if slot.run is not None:
             return slot.run
         if slot.flight is None:
             return EngineRun(slot.engine, slot.tier, "skipped", detail="primary tier answered")
         clock = slot.flight.clock
-        if clock.queued_since is not None and not clock.admitted:
+        if clock.queued:
             return EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED, queue_ms=clock.queue_ms())
         return EngineRun(slot.engine, slot.tier, "late", latency_ms=clock.engine_ms(), queue_ms=clock.queue_ms(),
                          detail=f"no answer after {clock.engine_ms()} ms when the search answered")
