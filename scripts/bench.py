@@ -193,8 +193,8 @@ def plot(result: dict, out_dir: Path) -> list[Path]:
             ax.bar([x + i * width for x in range(len(labels))], [systems[s][metric] or 0 for s in labels], width,
                    label=metric)
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(labels))], labels, rotation=25, ha="right")
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=8)
+        ax.set_ylim(0, 1.15)
+        ax.legend(fontsize=8, ncol=len(METRICS), loc="upper center")
         ax.set_title(f"{GROUP_TITLES[group]} (n={result['groups'][group]['n']})", fontsize=10)
     fig.suptitle(f"Ours vs baselines — {result['set']}", fontsize=11)
     fig.tight_layout()
