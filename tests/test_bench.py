@@ -189,6 +189,7 @@ def test_graded_judgments_and_ndcg():
     assert repeated["ndcg@8"] == (3 + 1 / math.log2(4)) / ideal and repeated["p@8"] == 3 / 8
     # The ideal is what the engines returned: with only the acceptable domain in the pool, showing it first is 1.
     assert score(["https://realpython.com/a"], judged, pool=pool[:2])["ndcg@8"] == 1.0
+    assert score(["https://realpython.com/a"], judged, pool=pool)["ndcg@8"] == 1 / ideal  # python.org was there
     assert score(["https://x.org/"], judged, pool=["https://x.org/"])["ndcg@8"] == 0.0
 
 
@@ -208,6 +209,10 @@ def test_sign_flip_on_known_cases():
     assert result["wins"] == 6 and result["ties"] == 4 and result["p_sign_flip"] == round(2 / 64, 4)
     assert result["significant"] and result["queries_needed"] == 6
     assert queries_needed([0.5, 0.5], [0.5, 0.5]) is None
+    # Four wins among 29 ties: the bootstrap interval excludes zero, the sign-flip test does not (p = 2/16).
+    # That is the many-ties case where the interval alone is too optimistic: not significant.
+    few = compare([1.0] * 4 + [0.0] * 29, [0.0] * 33)
+    assert few["ci95"][0] > 0 and few["p_sign_flip"] == 0.125 and not few["significant"]
 
 
 def test_oracle_single_takes_the_best_engine_per_query_and_metric():
@@ -254,6 +259,10 @@ async def test_corpus_bench_reports_every_key_and_stays_above_its_floors():
     # Every query the corpus holds on several engines is judged and replayed with several engines.
     assert {"corpus-hello", "corpus-javascript-tutorial", "corpus-pydantic-ai", "corpus-python",
             "corpus-weather-vi", "corpus-model-context-protocol"} <= set(multi["queries"])
+    # Issue-12 targets: no multi-engine query where ours drops an expected domain SearXNG's merge keeps, and
+    # on single-engine queries nothing below the engine's own order that the relevance gate did not remove.
+    assert result["targets"]["multi_engine_dropped_vs_searxng"] == []
+    assert all(b["cause"] == "gate" for b in result["targets"]["single_engine_below_engine"])
     assert code == 0, err  # floors from bench/floors.json
 
 

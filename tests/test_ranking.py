@@ -237,7 +237,7 @@ def test_query_subjects_and_official_domains():
 # ----- freshness: only where time matters, only with a date the engine gave -----
 @pytest.mark.parametrize("query", ["latest python release", "new features in python", "python news",
                                    "python 3.14 released", "python 2026", "python 最新 版本", "python 发布",
-                                   "今天 天气", "本周 python 动态", "thời tiết hôm nay", "python past week",
+                                   "今天 天气", "本周 python 动态", "thời tiết hôm nay", "giá vàng hôm nay", "python past week",
                                    "python 最近一周", "what's new in python"])
 def test_timely_queries(query):
     assert intent_of(query).timely

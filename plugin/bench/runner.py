@@ -1,9 +1,12 @@
 """The bench: replay recorded engine responses through the full pipeline and score the rows.
 
 Replay is tier-aware (primary engines first, fallback only when no primary kept
-a row) and applies the same relevance gate as a live search. Each query runs
-with fresh cooldown state, at the moment it was recorded. Baselines rank the
-same recorded rows. `--record` (scripts/bench.py) is the only mode that
+a row) and applies the same relevance gate as a live search; the corpus bench
+puts every captured engine in the first wave (`every_engine_primary`) so that
+our ranking and the baselines merge the same engines. Each query runs with
+fresh cooldown state, at the moment it was recorded. Baselines rank the same
+recorded rows. The report splits multi-engine queries (where fusion can
+matter) from single-engine ones (where it must not hurt). `--record` (scripts/bench.py) is the only mode that
 touches the network.
 """
 
