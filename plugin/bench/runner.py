@@ -6,8 +6,8 @@ puts every captured engine in the first wave (`every_engine_primary`) so that
 our ranking and the baselines merge the same engines. Each query runs with
 fresh cooldown state, at the moment it was recorded. Baselines rank the same
 recorded rows. The report splits multi-engine queries (where fusion can
-matter) from single-engine ones (where it must not hurt). `--record` (scripts/bench.py) is the only mode that
-touches the network.
+matter) from single-engine ones (where it must not hurt). `--record`
+(scripts/bench.py) is the only mode that touches the network.
 """
 
 from __future__ import annotations
