@@ -191,6 +191,23 @@ def _card_is_result(block, url: str) -> bool:
     return True
 
 
+def _count(options: SearchOptions) -> int:
+    """Baidu's rn: 10..50 rows a page."""
+    return min(max(options.count, 10), 50)
+
+
+_SOURCE_LABEL = "新闻来源："
+
+
+def _source(block) -> str | None:
+    """The publisher a news item names: <span aria-label="新闻来源：人民网四川频道">人民网四川频道</span>."""
+    node = _own_first(block, f"[aria-label^='{_SOURCE_LABEL}']")
+    if node is None:
+        return None
+    name = attr(node, "aria-label")[len(_SOURCE_LABEL):].strip() or text_of(node)
+    return name or None
+
+
 def _without_prefix(text: str, prefix: str) -> str:
     text = text.strip()
     if prefix and text.startswith(prefix):
@@ -222,6 +239,8 @@ class Baidu(ScrapedEngine):
         index="baidu",
         native_site=True,
         native_time=True,
+        news=True,
+        paging=True,
         regions={"zh-CN": "zh-CN"},  # no region switch: Baidu serves mainland China
         default_region="zh-CN",
         description="Baidu web search (HTML), Baidu's own Chinese index",
@@ -240,8 +259,16 @@ class Baidu(ScrapedEngine):
 
     def build(self, query: str, options: SearchOptions) -> Request:
         text = query_with_site(query, options.site)
-        count = min(max(options.count, 10), 50)
-        params: list[tuple[str, str]] = [("wd", text), ("rn", str(count)), ("ie", "utf-8")]
+        count = _count(options)
+        if options.category == "news":
+            # Baidu's news vertical (百度资讯), as its own "资讯" tab links it:
+            # /s?rtt=1&bsst=1&cl=2&tn=news&ie=utf-8&word=... (rtt=1: by relevance).
+            params: list[tuple[str, str]] = [("rtt", "1"), ("bsst", "1"), ("cl", "2"), ("tn", "news"),
+                                             ("ie", "utf-8"), ("word", text), ("rn", str(count))]
+        else:
+            params = [("wd", text), ("rn", str(count)), ("ie", "utf-8")]
+        if options.page > 1:
+            params.append(("pn", str(self.rows_before(options))))  # 0-based first row, Baidu's own pager
         if options.time_range:
             params.append(("gpc", time_filter(options.time_range, options.now)))
             params.append(("tfflag", "1"))
@@ -249,6 +276,9 @@ class Baidu(ScrapedEngine):
         headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
         headers["Referer"] = "https://www.baidu.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
+
+    def rows_before(self, options: SearchOptions) -> int:
+        return (max(options.page, 1) - 1) * _count(options)
 
     def classify_status(self, response: Response) -> Parsed | None:
         location = response.headers.get("location", "") or ""
@@ -277,7 +307,7 @@ class Baidu(ScrapedEngine):
         if "result-op" in attr(block, "class").split() and not _card_is_result(block, url):
             return None
         snippet, when = _snippet_and_date(block, title, options)
-        return title, url, snippet, when
+        return title, url, snippet, when, _source(block)
 
 
 ENGINE = Baidu()

@@ -64,6 +64,15 @@ class EngineFacts:
     regions: Mapping[str, str] | None = field(default_factory=dict)
     # What the engine serves when it has no region or cannot honour the one asked ("en-US", "worldwide").
     default_region: str = "worldwide"
+    # The engine applies allowed/blocked domain lists itself (site: OR-groups and -site: in the query, or
+    # its API's own include/exclude lists); the pipeline still filters every engine's rows.
+    native_domains: bool = False
+    # The engine has a news vertical it searches when SearchOptions.category is "news"; an engine
+    # without one is skipped by the pipeline for news ("skipped: no news vertical").
+    news: bool = False
+    # The engine serves SearchOptions.page beyond the first, up to max_page (None: no known limit).
+    paging: bool = False
+    max_page: int | None = None
     description: str = ""
 
     def applies_time(self, time_range: str | None) -> bool:
@@ -170,6 +179,26 @@ class Parsed:
 def query_with_site(query: str, site: str | None) -> str:
     """The query text with a `site:` operator, for engines that understand it in the text."""
     return f"{query} site:{site}" if site else query
+
+
+def allowed_of(options: "SearchOptions") -> tuple[str, ...]:
+    """The domains rows must come from: the allow list, or the one `site`."""
+    return tuple(options.allowed_domains) or ((options.site,) if options.site else ())
+
+
+def query_with_domains(query: str, options: "SearchOptions") -> str:
+    """The query text with the domain lists as operators, for engines that honour them in the text:
+    `site:a.com`, `(site:a.com OR site:b.org)`, `-site:x.com` (Bing, and the engines that relay Bing,
+    Google or Brave, document and honour these; the corpus' DuckDuckGo Lite page for an OR-group of
+    three sites shows only those sites)."""
+    allowed = allowed_of(options)
+    parts = [query]
+    if len(allowed) == 1:
+        parts.append(f"site:{allowed[0]}")
+    elif allowed:
+        parts.append("(" + " OR ".join(f"site:{domain}" for domain in allowed) + ")")
+    parts += [f"-site:{domain}" for domain in options.blocked_domains]
+    return " ".join(parts)
 
 
 # Markers of bot walls that no engine's own check recognised: third-party challenges (Cloudflare,
@@ -313,8 +342,17 @@ class Engine:
             notes.append(f"region {options.region} not supported; used {facts.default_region}")
         if options.time_range and not facts.applies_time(options.time_range):
             notes.append(f"time range {options.time_range} not supported by the engine; rows filtered by date")
-        if options.site and not facts.native_site:
+        allowed = allowed_of(options)
+        if len(allowed) > 1 or options.blocked_domains:
+            if not facts.native_domains:
+                notes.append("domain lists not supported by the engine; rows filtered by URL")
+        elif allowed and not facts.native_site:
             notes.append("site: not supported by the engine; rows filtered by URL")
+        if options.page > 1:
+            if not facts.paging:
+                notes.append(f"page {options.page} not supported by the engine")
+            elif facts.max_page is not None and options.page > facts.max_page:
+                notes.append(f"page {options.page} beyond the engine's last page ({facts.max_page})")
         return notes
 
 
@@ -331,15 +369,17 @@ def _nearest_level(level: str, levels: tuple[str, ...]) -> str:
 MAX_ROWS = 100
 
 
-def rows_from(items: list[tuple[str, str, str, date | None]]) -> tuple[Row, ...]:
-    """Number (title, url, snippet, date) tuples 1..n, dropping rows without title or URL; at most MAX_ROWS."""
+def rows_from(items: list[tuple], offset: int = 0) -> tuple[Row, ...]:
+    """Rows from (title, url, snippet, date[, source]) tuples, dropping those without title or URL and
+    repeated URLs; at most MAX_ROWS. Positions run offset+1.., so page 2 of a 10-row page starts at 11."""
     rows: list[Row] = []
     seen: set[str] = set()
-    for title, url, snippet, when in items:
+    for title, url, snippet, when, *rest in items:
         if not title or not url or url in seen:
             continue
         seen.add(url)
-        rows.append(Row(title=title, url=url, snippet=snippet, position=len(rows) + 1, date=when))
+        rows.append(Row(title=title, url=url, snippet=snippet, position=offset + len(rows) + 1, date=when,
+                        source=rest[0] if rest and rest[0] else None))
         if len(rows) >= MAX_ROWS:
             break
     return tuple(rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from engines.base import EngineFacts, Request, SearchOptions, query_with_site
+from engines.base import EngineFacts, Request, SearchOptions, query_with_domains
 from engines.browser import browser_headers
 from engines.regions import table
 from engines.scraped import ScrapedEngine
@@ -31,8 +31,12 @@ def time_filter(time_range: str | None, now_days: int) -> str | None:
 
 
 def build_request(base: str, query: str, options: SearchOptions, market: str) -> Request:
-    text = query_with_site(query, options.site)
+    text = query_with_domains(query, options)
     params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 10), 50)))]
+    if options.page > 1:
+        # Bing serves 10 rows a page whatever `count` says (the corpus' count=5 and count=20 pages both
+        # show 10); `first` is the 1-based index of the page's first row, as Bing's own next-page links.
+        params.append(("first", str((options.page - 1) * 10 + 1)))
     params.append(("setmkt", market))
     params.append(("setlang", market.split("-")[0]))
     now = options.now or datetime.now()
@@ -79,6 +83,8 @@ class Bing(BingPage):
         native_time=True,
         safesearch_levels=("off", "moderate", "strict"),
         regions=MARKETS,
+        native_domains=True,
+        paging=True,
         default_region="en-US",
         description="Bing web search, global market",
     )

@@ -20,6 +20,8 @@ class BingCn(BingPage):
         native_time=True,
         safesearch_levels=("off", "moderate", "strict"),
         regions=_MARKETS,
+        native_domains=True,
+        paging=True,
         default_region="zh-CN",
         description="Bing China (cn.bing.com), zh-CN market",
     )

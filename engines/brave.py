@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from engines.base import EngineFacts, Request, SearchOptions, query_with_site
+from engines.base import EngineFacts, Request, SearchOptions, query_with_domains
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, first, text_of
@@ -89,9 +89,12 @@ class Brave(ScrapedEngine):
         safesearch_levels=("off", "moderate", "strict"),
         regions=by_country(COUNTRIES),
         default_region="all countries",
+        native_domains=True,
+        paging=True,
         description="Brave Search HTML results (search.brave.com), Brave's independent index",
     )
     url = URL
+    per_page = 20  # both corpus pages show 20 [data-type=web] snippets
     # Rows are the [data-type=web] snippets: the video/news clusters between them
     # (div.snippet.standalone) carry no data-type=web.
     results = '[data-type="web"]'
@@ -114,8 +117,10 @@ class Brave(ScrapedEngine):
     no_results_text = ("Not many great matches came back for your search", "No results found")
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = query_with_site(query, options.site)
+        text = query_with_domains(query, options)  # Brave documents site:, -site: and OR
         params: list[tuple[str, str]] = [("q", text), ("source", "web")]
+        if options.page > 1:
+            params.append(("offset", str(options.page - 1)))  # a page index, as ddgs and SearXNG send it
         if options.time_range:
             params.append(("tf", _TIME[options.time_range]))
         headers = browser_headers(options.region)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_domains, rows_from
 from engines.brave import COUNTRIES
 from engines.dates import parse_date
 from engines.regions import by_country
 from engines.jsonapi import (
     MESSAGE_CHARS,
     KeyedEngine,
+    host_name,
     country_of,
     header_retry_after,
     keyed_failure,
@@ -21,6 +22,9 @@ from engines.markup import parse_html, text_of
 from engines.redirects import unwrap
 
 URL = "https://api.search.brave.com/res/v1/web/search"
+# Brave's news endpoint: the same parameters, answered with {"type": "news", "results": [...]} whose items
+# carry title, url, description, age/page_age and meta_url (hostname).
+NEWS_URL = "https://api.search.brave.com/res/v1/news/search"
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 # Brave's search_lang codes where they differ from the plain language subtag.
 _LANGS = {"zh-cn": "zh-hans", "zh-sg": "zh-hans", "zh-tw": "zh-hant", "zh-hk": "zh-hant",
@@ -104,12 +108,18 @@ class BraveApi(KeyedEngine):
         safesearch_levels=("off", "moderate", "strict"),
         regions=by_country(COUNTRIES, code=str.upper),
         default_region="all countries",
+        native_domains=True,
+        news=True,
+        paging=True,
+        max_page=10,  # offset 0..9
         description="Brave Search API (Brave's own index), keyed",
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = query_with_site(query, options.site)
-        params: list[tuple[str, str]] = [("q", text), ("count", str(min(max(options.count, 1), 20)))]
+        text = query_with_domains(query, options)  # Brave documents site:, -site: and OR
+        params: list[tuple[str, str]] = [("q", text), ("count", str(_count(options)))]
+        if options.page > 1:
+            params.append(("offset", str(options.page - 1)))  # Brave's offset is a page index, 0..9
         if options.region:
             country = self.facts.region_code(options.region)
             if country:  # only the countries Brave lists; anything else is its default, ALL
@@ -119,7 +129,8 @@ class BraveApi(KeyedEngine):
             params.append(("freshness", _FRESHNESS[options.time_range]))
         params.append(("safesearch", options.safesearch))  # off | moderate | strict, Brave's own names
         # api_headers already asks for application/json, which Brave requires.
-        return keyed_request("GET", URL, options, "X-Subscription-Token", params=tuple(params))
+        url = NEWS_URL if options.category == "news" else URL
+        return keyed_request("GET", url, options, "X-Subscription-Token", params=tuple(params))
 
     def classify_status(self, response: Response) -> Parsed | None:
         return brave_failure(response, load_json(response))
@@ -130,6 +141,8 @@ class BraveApi(KeyedEngine):
             if response.body[:2] == b"\x1f\x8b":
                 return not_understood("body is still gzip-compressed")
             return not_understood("response is not a JSON object")
+        if options.category == "news":
+            return self._news(data, query, options)
         web = data.get("web")
         if web is None:
             if data.get("type") == "search":
@@ -152,10 +165,45 @@ class BraveApi(KeyedEngine):
                 html_text(description) if isinstance(description, str) else "",
                 _date(result, options),
             ))
-        rows = rows_from(items)
+        rows = rows_from(items, offset=(max(options.page, 1) - 1) * _count(options))
         if rows:
             return Parsed("ok", rows, correction=_altered(data, query))
         return not_understood("web results without title and URL")
+
+    def _news(self, data: dict, query: str, options: SearchOptions) -> Parsed:
+        results = data.get("results")
+        if not isinstance(results, list):
+            return not_understood("no news results array")
+        if not results:
+            return Parsed("empty", detail="no news results")
+        items = []
+        for result, url in linked(results):
+            title, description = result.get("title"), result.get("description")
+            items.append((
+                html_text(title) if isinstance(title, str) else "",
+                unwrap(url),
+                html_text(description) if isinstance(description, str) else "",
+                _date(result, options),
+                _publisher(result, url),
+            ))
+        rows = rows_from(items, offset=(max(options.page, 1) - 1) * _count(options))
+        if rows:
+            return Parsed("ok", rows, correction=_altered(data, query))
+        return not_understood("news results without title and URL")
+
+
+def _count(options: SearchOptions) -> int:
+    return min(max(options.count, 1), 20)
+
+
+def _publisher(result: dict, url: str) -> str | None:
+    """A news item's `source` when Brave names one, else the site from meta_url (or the URL)."""
+    source = result.get("source")
+    if isinstance(source, str) and source.strip():
+        return source.strip()
+    meta = result.get("meta_url")
+    host = meta.get("hostname") if isinstance(meta, dict) else None
+    return host_name(host) if isinstance(host, str) and host else host_name(url)
 
 
 def _altered(data: dict, query: str) -> str | None:

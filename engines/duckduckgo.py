@@ -30,6 +30,22 @@ BLOCKED_MARKUP = ("anomaly-modal", "anomaly.js", 'id="challenge-form"')
 BLOCKED_DETAIL = "DuckDuckGo anomaly challenge (CAPTCHA)"
 
 
+def page_fields(page: int) -> list[tuple[str, str]]:
+    """The fields DDG's own "Next" form posts for `page` (both endpoints; seen on the corpus pages: s=10,
+    nextParams, v=l, o=json, dc=11, api=d.js for page 2), later pages 15 rows on (as SearXNG and ddgs
+    compute them). DDG's form also carries a vqd token, which a fresh request does not have."""
+    if page <= 1:
+        return []
+    offset = rows_before(page)
+    return [("s", str(offset)), ("nextParams", ""), ("v", "l"), ("o", "json"), ("dc", str(offset + 1)),
+            ("api", "d.js")]
+
+
+def rows_before(page: int) -> int:
+    """Rows DDG showed before `page`: 10 on the first page, 15 on each later one."""
+    return 0 if page <= 1 else 10 + (page - 2) * 15
+
+
 def region_code(region: str | None) -> str:
     """DuckDuckGo's kl for a region; "wt-wt" (no region) when DDG has none for it."""
     return REGIONS.get(region_tag(region or ""), "wt-wt")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from engines import duckduckgo as ddg
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_domains
 from engines.browser import browser_headers
 from engines.markup import attr, text_of
 from engines.scraped import AD_CLASS, ScrapedEngine
@@ -25,6 +25,8 @@ class DuckDuckGoHtml(ScrapedEngine):
         safesearch_levels=("off", "moderate", "strict"),
         regions=ddg.REGIONS,
         default_region="no region (wt-wt)",
+        native_domains=True,
+        paging=True,
         description="DuckDuckGo HTML endpoint (POST), serves Bing's index",
     )
     url = URL
@@ -42,7 +44,9 @@ class DuckDuckGoHtml(ScrapedEngine):
     blocked_detail = ddg.BLOCKED_DETAIL
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        form = [("q", query_with_site(query, options.site)), ("b", ""), ("kl", ddg.region_code(options.region))]
+        form = [("q", query_with_domains(query, options))]
+        form += ddg.page_fields(options.page) or [("b", "")]
+        form.append(("kl", ddg.region_code(options.region)))
         if options.time_range:
             form.append(("df", ddg.TIME[options.time_range]))
         form.append(("kp", ddg.SAFE[options.safesearch]))
@@ -56,6 +60,9 @@ class DuckDuckGoHtml(ScrapedEngine):
 
     def classify_status(self, response: Response) -> Parsed | None:
         return ddg.refusal_status(response)
+
+    def rows_before(self, options: SearchOptions) -> int:
+        return ddg.rows_before(options.page)
 
     def base_url(self, response: Response) -> str:
         return URL  # its links are protocol-relative redirects (//duckduckgo.com/l/?uddg=...)

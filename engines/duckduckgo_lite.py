@@ -12,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from engines import duckduckgo as ddg
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_domains
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, text_of
@@ -43,6 +43,8 @@ class DuckDuckGoLite(ScrapedEngine):
         safesearch_levels=("off", "moderate", "strict"),
         regions=ddg.REGIONS,
         default_region="no region (wt-wt)",
+        native_domains=True,
+        paging=True,
         description="DuckDuckGo Lite endpoint (POST, table layout), serves Bing's index",
     )
     url = URL
@@ -53,7 +55,8 @@ class DuckDuckGoLite(ScrapedEngine):
     blocked_detail = ddg.BLOCKED_DETAIL
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        form = [("q", query_with_site(query, options.site)), ("kl", ddg.region_code(options.region))]
+        form = [("q", query_with_domains(query, options)), *ddg.page_fields(options.page),
+                ("kl", ddg.region_code(options.region))]
         if options.time_range:
             form.append(("df", ddg.TIME[options.time_range]))
         form.append(("kp", ddg.SAFE.get(options.safesearch, "-1")))
@@ -67,6 +70,9 @@ class DuckDuckGoLite(ScrapedEngine):
 
     def classify_status(self, response: Response) -> Parsed | None:
         return ddg.refusal_status(response)  # the same 202 answer as the html endpoint
+
+    def rows_before(self, options: SearchOptions) -> int:
+        return ddg.rows_before(options.page)
 
     def decode(self, response: Response) -> str:
         """The decoded page; re-decode a UTF-16 body the transport read as a byte-per-char charset."""

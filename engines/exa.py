@@ -5,16 +5,18 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, rows_from
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, allowed_of, not_understood, rows_from
 from engines.dates import parse_date
 from engines.jsonapi import (
     SNIPPET_CHARS,
     KeyedEngine,
     country_of,
     error_message,
+    host_name,
     keyed_request,
     linked,
     load_json,
+    page_window,
     plain_text,
     results_array,
     trim,
@@ -100,19 +102,29 @@ class Exa(KeyedEngine):
         native_site=True,
         native_time=True,
         regions=None,  # userLocation: any two-letter country
+        native_domains=True,
+        news=True,
+        paging=True,
+        max_page=10,  # numResults tops out at 100
         description="Exa search API (own neural/keyword index), keyed",
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
+        ask, _ = page_window(options, 100)  # Exa has no offset: page N asks for N pages' results
         body: dict[str, object] = {
             "query": query,
-            "numResults": min(max(options.count, 1), 100),
+            "numResults": ask,
             "type": "auto",
             # Query-relevant excerpts: short, and what a snippet should be.
             "contents": {"highlights": {"maxCharacters": SNIPPET_CHARS * 2}},
         }
-        if options.site:
-            body["includeDomains"] = [options.site]
+        allowed = allowed_of(options)
+        if allowed:
+            body["includeDomains"] = list(allowed)
+        if options.blocked_domains:
+            body["excludeDomains"] = list(options.blocked_domains)
+        if options.category == "news":
+            body["category"] = "news"  # Exa's documented category for news articles
         if options.time_range:
             body["startPublishedDate"] = start_date(options.time_range, options.now)
         country = country_of(options.region)
@@ -131,9 +143,14 @@ class Exa(KeyedEngine):
         results = results_array(data, _error_message(data))
         if isinstance(results, Parsed):
             return results
-        items = [(plain_text(result.get("title")), unwrap(url), _snippet(result), _date(result, options))
+        news = options.category == "news"
+        items = [(plain_text(result.get("title")), unwrap(url), _snippet(result), _date(result, options),
+                  host_name(url) if news else None)
                  for result, url in linked(results)]
-        rows = rows_from(items)
+        _, skip = page_window(options, 100)
+        rows = rows_from(items[skip:], offset=skip)
+        if items and not rows and skip:
+            return Parsed("empty", detail=f"no results beyond the first {skip}")
         if rows:
             return Parsed("ok", rows)
         return not_understood("results without title and URL")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_domains, rows_from
 from engines.jsonapi import (
     KeyedEngine,
     country_of,
@@ -10,6 +10,7 @@ from engines.jsonapi import (
     is_web_url,
     keyed_request,
     load_json,
+    page_window,
     plain_text,
     trim,
 )
@@ -66,14 +67,18 @@ class Firecrawl(KeyedEngine):
         native_site=True,
         native_time=True,
         regions=None,  # country: any two-letter country
+        native_domains=True,
+        paging=True,
+        max_page=10,  # limit tops out at 100
         description="Firecrawl search API (relays Google), keyed; fallback",
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = query_with_site(query, options.site)
+        text = query_with_domains(query, options)  # relayed to Google: site:, OR and -site:
+        ask, _ = page_window(options, 100)  # no offset: page N asks for N pages' results, 100 at most
         body: dict[str, object] = {
             "query": text,
-            "limit": min(max(options.count, 1), 100),
+            "limit": ask,
             "sources": ["web"],
         }
         if options.time_range:
@@ -116,7 +121,10 @@ class Firecrawl(KeyedEngine):
                 continue
             # The description only: page markdown (when scraped) is not a snippet.
             items.append((_text(_field(result, "title")), unwrap(url), _text(_field(result, "description")), None))
-        rows = rows_from(items)
+        _, skip = page_window(options, 100)
+        rows = rows_from(items[skip:], offset=skip)
+        if items and not rows and skip:
+            return Parsed("empty", detail=f"no results beyond the first {skip}")
         if rows:
             return Parsed("ok", rows)
         return not_understood("results without title and URL")

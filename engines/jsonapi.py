@@ -101,6 +101,23 @@ def trim(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut.rstrip(" ,;:-–—…") + "…"
 
 
+# ----- pages and publishers ----------------------------------------------------
+
+def page_window(options: SearchOptions, cap: int) -> tuple[int, int]:
+    """(ask, skip) for an API without an offset: page N asks for N pages' worth of results (at most
+    `cap`, the API's own maximum) and skips the rows of the pages before."""
+    size = min(max(options.count, 1), cap)
+    page = max(options.page, 1)
+    return min(size * page, cap), size * (page - 1)
+
+
+def host_name(url: str) -> str | None:
+    """The site a news row comes from, when the API names no publisher: its host without "www."."""
+    host = url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1].split(":")[0].lower()
+    host = host[4:] if host.startswith("www.") else host
+    return host or None
+
+
 # ----- keyed APIs ------------------------------------------------------------
 
 def keyed_request(method: str, url: str, options: SearchOptions, key_header: str, scheme: str = "", *,

@@ -2,8 +2,9 @@
 
 Request settings follow SearXNG's mojeek engine: `safe` is 0 or 1, the time
 range is `since=YYYYMMDD` (Mojeek's documented date filter), and the region
-travels in the `lb` (language bias) and `arc` (region code) cookies. No `s`
-offset is sent: `s=0` on the first page is known to trigger Mojeek's limiter.
+travels in the `lb` (language bias) and `arc` (region code) cookies. The first
+page sends no `s` offset (`s=0` is known to trigger Mojeek's limiter); later
+pages send the 1-based index of their first row, as ddgs does.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Mojeek(ScrapedEngine):
         native_time=True,
         safesearch_levels=("off", "moderate"),  # safe=0/1: nothing stricter than on
         regions=None,  # language bias (lb) and region code (arc) from any language-COUNTRY tag
+        paging=True,
         description="Mojeek web search, its own independent crawl (no Bing/Google)",
     )
     url = URL
@@ -92,6 +94,8 @@ class Mojeek(ScrapedEngine):
     def build(self, query: str, options: SearchOptions) -> Request:
         text = query_with_site(query, options.site)
         params: list[tuple[str, str]] = [("q", text), ("safe", _SAFE.get(options.safesearch, "1"))]
+        if options.page > 1:
+            params.append(("s", str((options.page - 1) * 10 + 1)))  # 1-based first row, as ddgs sends it
         if options.time_range:
             params.append(("since", since_date(options.time_range, options.now)))
         headers = browser_headers(options.region)

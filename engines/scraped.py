@@ -61,6 +61,8 @@ class ScrapedEngine(Engine):
     # The results page; the base for relative links when the response does not say where it came from.
     url: ClassVar[str] = ""
 
+    per_page: ClassVar[int] = 10  # rows one results page shows: page N's positions start after (N-1) pages
+
     # --- selectors (CSS; a tuple is tried in order, the first selector that matches wins) ---
     results: ClassVar[str] = ""                    # one result container
     title: ClassVar[tuple[str, ...]] = ()          # the title inside a container
@@ -97,12 +99,16 @@ class ScrapedEngine(Engine):
         text = self.decode(response)
         tree = parse_html(text)
         self.prepare(tree)
-        rows = rows_from(self.items(tree, self.base_url(response), options))
+        rows = rows_from(self.items(tree, self.base_url(response), options), offset=self.rows_before(options))
         if rows:
             return Parsed("ok", rows, correction=self.corrected_query(tree, query))
         return self.no_rows(response, text, tree, query, options)
 
     # ----- hooks, with the behaviour most engines share -----
+    def rows_before(self, options: SearchOptions) -> int:
+        """How many rows the pages before `options.page` held, so positions continue across pages."""
+        return (max(options.page, 1) - 1) * self.per_page
+
     def decode(self, response: Response) -> str:
         """The page text the parser reads (an engine may repair a transport's mis-decoding)."""
         return response.text or ""

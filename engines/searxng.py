@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from engines.base import Engine, EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_site, rows_from
+from engines.base import Engine, EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_domains, rows_from
 from engines.browser import api_headers
 from engines.dates import leading_date, parse_date
-from engines.jsonapi import country_of, language_of, load_json, plain_text
+from engines.jsonapi import country_of, host_name, language_of, load_json, plain_text
 from engines.redirects import unwrap
 
 _SAFE = {"off": "0", "moderate": "1", "strict": "2"}
@@ -63,19 +63,24 @@ class Searxng(Engine):
         native_time=True,
         safesearch_levels=("off", "moderate", "strict"),
         regions=None,  # language: any language-COUNTRY tag
+        native_domains=True,
+        news=True,
+        paging=True,
         description="Self-hosted SearXNG instance (JSON API), set by URL",
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
         if not options.base_url:
             raise ValueError("searxng needs options.base_url (set METASEARCH_SEARXNG_URL)")
-        text = query_with_site(query, options.site)
+        text = query_with_domains(query, options)  # relayed to its engines, which honour site: operators
         params: list[tuple[str, str]] = [
             ("q", text),
             ("format", "json"),
-            ("pageno", "1"),
+            ("pageno", str(max(options.page, 1))),
             ("language", language_for(options.region)),
         ]
+        if options.category == "news":
+            params.append(("categories", "news"))  # SearXNG's search API parameter
         if options.time_range:
             params.append(("time_range", options.time_range))  # day | week | month | year
         params.append(("safesearch", _SAFE[options.safesearch]))
@@ -116,8 +121,13 @@ class Searxng(Engine):
             when = parse_date(stamp, options.now) if isinstance(stamp, str) and stamp else None
             if when is None:
                 when = leading_date(content, options.now)  # "3 days ago · …" relayed from Bing
-            items.append((plain_text(result.get("title")), url, content, when))
+            source = result.get("source") if options.category == "news" else None
+            items.append((plain_text(result.get("title")), url, content, when,
+                          (plain_text(source) if isinstance(source, str) and source.strip() else host_name(url))
+                          if options.category == "news" else None))
         rows = rows_from(items)
+        if rows and options.page > 1:  # SearXNG pages are as long as its merge makes them: assume this one's
+            rows = rows_from(items, offset=(options.page - 1) * len(rows))
         if rows:
             return Parsed("ok", rows, correction=_correction(data, query))
         if results:

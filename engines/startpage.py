@@ -26,7 +26,7 @@ from engines.base import (
     generic_wall,
     http_failure,
     not_understood,
-    query_with_site,
+    query_with_domains,
 )
 from engines.browser import browser_headers
 from engines.markup import attr, first, text_of
@@ -95,7 +95,7 @@ def region_for(region: str | None) -> str:
 
 def search_request(query: str, options: SearchOptions, token: str | None) -> Request:
     """The real search: a POST to /sp/search as Startpage's own search form sends it."""
-    text = query_with_site(query, options.site)
+    text = query_with_domains(query, options)  # Google's site:, OR and -site:
     language = language_for(options.region)
     form: list[tuple[str, str]] = [("query", text), ("cat", "web"), ("t", "device")]
     if token:
@@ -109,6 +109,8 @@ def search_request(query: str, options: SearchOptions, token: str | None) -> Req
         ("qadf", _SAFE.get(options.safesearch, "moderate")),
         ("with_date", _TIME.get(options.time_range or "", "")),
     ]
+    if options.page > 1:
+        form += [("page", str(options.page)), ("segment", "startpage.udog")]  # as SearXNG's startpage engine
     headers = browser_headers(options.region)
     headers.update({
         "Content-Type": "application/x-www-form-urlencoded",
@@ -159,6 +161,8 @@ class Startpage(ScrapedEngine):
         safesearch_levels=("off", "moderate", "strict"),
         regions=REGIONS,
         default_region="all regions",
+        native_domains=True,
+        paging=True,
         description="Startpage (Google results); home page token, then a form POST",
     )
     url = SEARCH_URL

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import re
 
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, rows_from
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, allowed_of, not_understood, rows_from
 from engines.dates import parse_date
 from engines.jsonapi import (
     MESSAGE_CHARS,
     KeyedEngine,
     error_message,
+    host_name,
     keyed_request,
     linked,
     load_json,
+    page_window,
     plain_text,
     results_array,
     trim,
@@ -57,18 +59,27 @@ class Tavily(KeyedEngine):
         key_env="TAVILY_API_KEY",
         native_site=True,
         native_time=True,
+        native_domains=True,
+        news=True,
+        paging=True,
+        max_page=2,  # max_results tops out at 20
         description="Tavily search API for agents, keyed",
     )
 
     def build(self, query: str, options: SearchOptions) -> Request:
+        ask, _ = page_window(options, 20)  # no offset: page N asks for N pages' results, 20 at most
         body: dict[str, object] = {
             "query": query,
-            "max_results": min(max(options.count, 1), 20),
+            "max_results": ask,
             "search_depth": "basic",
-            "topic": "general",
+            # Tavily's documented topics: "general", and "news" (real-time updates, with published_date).
+            "topic": "news" if options.category == "news" else "general",
         }
-        if options.site:
-            body["include_domains"] = [options.site]
+        allowed = allowed_of(options)
+        if allowed:
+            body["include_domains"] = list(allowed)
+        if options.blocked_domains:
+            body["exclude_domains"] = list(options.blocked_domains)
         if options.time_range:
             body["time_range"] = options.time_range  # day | week | month | year, as Tavily names them
         return keyed_request("POST", URL, options, "Authorization", "Bearer ", body=body)
@@ -98,8 +109,12 @@ class Tavily(KeyedEngine):
                 unwrap(url),
                 trim(clean(content)) if isinstance(content, str) else "",
                 parse_date(published, options.now) if isinstance(published, str) else None,
+                host_name(url) if options.category == "news" else None,  # Tavily names no publisher
             ))
-        rows = rows_from(items)
+        _, skip = page_window(options, 20)
+        rows = rows_from(items[skip:], offset=skip)
+        if items and not rows and skip:
+            return Parsed("empty", detail=f"no results beyond the first {skip}")
         if rows:
             return Parsed("ok", rows)
         return not_understood("results without title and URL")

@@ -72,6 +72,7 @@ class Wikipedia(Engine):
         # A region picks the edition of its language (when the query is in that edition's script).
         regions=_EDITIONS,
         default_region="en (zh for CJK queries)",
+        paging=True,
         description="Wikipedia search API (zh for CJK queries, en otherwise), keyless",
     )
 
@@ -81,7 +82,9 @@ class Wikipedia(Engine):
             ("action", "query"),
             ("list", "search"),
             ("srsearch", query),
-            ("srlimit", str(min(max(options.count, 1), 50))),
+            ("srlimit", str(_limit(options))),
+            # MediaWiki's documented offset for list=search: the 0-based index of the first hit.
+            *((("sroffset", str(_before(options))),) if options.page > 1 else ()),
             ("srprop", "snippet|timestamp"),
             ("format", "json"),
             ("formatversion", "2"),
@@ -124,12 +127,20 @@ class Wikipedia(Engine):
                 # not when the article was written.
                 parse_date(stamp, options.now) if isinstance(stamp, str) else None,
             ))
-        rows = rows_from(items)
+        rows = rows_from(items, offset=_before(options))
         if rows:
             return Parsed("ok", rows)
         if not hits:
             return Parsed("empty", detail="no results")
         return not_understood("search hits without titles")
+
+
+def _limit(options: SearchOptions) -> int:
+    return min(max(options.count, 1), 50)
+
+
+def _before(options: SearchOptions) -> int:
+    return (max(options.page, 1) - 1) * _limit(options)
 
 
 def _lang_of(url: str) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlencode, urlsplit
 
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
+from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_domains
 from engines.browser import browser_headers
 from engines.dates import leading_date
 from engines.markup import ancestor, attr, first, text_of
@@ -128,9 +128,12 @@ class Yahoo(ScrapedEngine):
         # A region is served by the country site of its country (its language only sets vl).
         regions=by_country([c for c in _HOSTS if c != "UK"], code=lambda country: _HOSTS[country]),
         default_region="search.yahoo.com (US)",
+        native_domains=True,
+        paging=True,
         description="Yahoo web search (country subdomains by region), serves Bing's index",
     )
     url = f"https://{DEFAULT_HOST}/search"
+    per_page = 7
     # 2021 and 2026 result blocks are div.algo-sr; a div.algo counts when it has a compTitle.
     results = "div.algo-sr, div.algo"
     title = ("h3",)
@@ -145,8 +148,10 @@ class Yahoo(ScrapedEngine):
     no_results_text = _NO_RESULTS_MARKERS
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        text = query_with_site(query, options.site)
-        params: list[tuple[str, str]] = [("p", text), ("ei", "UTF-8"), ("b", "1"),
+        text = query_with_domains(query, options)
+        # b: the 1-based first row; Yahoo shows 7 rows a page whatever pz asks (ddgs and SearXNG step by 7).
+        first_row = (options.page - 1) * self.per_page + 1
+        params: list[tuple[str, str]] = [("p", text), ("ei", "UTF-8"), ("b", str(first_row)),
                                          ("pz", str(min(max(options.count, 1), 50)))]
         lang = options.region.split("-")[0].lower() if options.region else None
         if lang:
