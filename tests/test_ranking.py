@@ -320,3 +320,26 @@ def test_diversify_moves_a_domains_extra_rows_behind_the_others():
     ranked = [f("a1", "a.org"), f("a2", "a.org"), f("a3", "a.org"), f("b1", "b.org"), f("a4", "a.org")]
     assert [x.url for x in diversify(ranked, 2)] == ["a1", "a2", "b1", "a3", "a4"]
     assert [x.url for x in diversify(ranked, None)] == ["a1", "a2", "a3", "b1", "a4"]
+
+
+async def test_the_search_ranks_with_the_querys_intent():
+    """Searcher.rank reads the intent from the plan: the news category makes a query timely, and the
+    query's own words name its official site."""
+    from plugin.infra.state import MemoryState
+    from plugin.pipeline.runner import EngineRun
+    from plugin.pipeline.searcher import Searcher
+
+    rows_ = [Row("成都 新闻", "https://a.example.cn/", "", 1),
+             Row("成都 新闻", "https://b.example.cn/", "", 2, NOW.date()),
+             Row("成都 新闻", "https://www.python.org/cd", "", 3)]
+    searcher = Searcher(Settings(), state=MemoryState())
+    try:
+        run = [EngineRun(ENGINES["baidu"], "primary", "ok", rows=3, kept=rows_)]
+        web = searcher.rank(searcher.plan("成都", now=NOW), run)
+        news = searcher.rank(searcher.plan("成都", now=NOW, category="news"), run)
+        named = searcher.rank(searcher.plan("成都 python", now=NOW), run)
+    finally:
+        await searcher.close()
+    assert [r.url for r in web] == ["https://a.example.cn/", "https://b.example.cn/", "https://www.python.org/cd"]
+    assert [r.url for r in news][0] == "https://b.example.cn/"
+    assert [r.url for r in named][0] == "https://www.python.org/cd"
