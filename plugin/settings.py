@@ -225,6 +225,8 @@ class Settings(BaseSettings):
     cooldown_blocked_s: float = Field(1800, ge=0, description="After a CAPTCHA / challenge / consent page")
     cooldown_growth: float = Field(2.0, ge=1.0, description="Window multiplier per consecutive failure")
     cooldown_max_s: float = Field(6 * 3600, ge=0, description="Upper bound, also for Retry-After")
+    cooldown_memory_s: float = Field(
+        24 * 3600, ge=0, description="A failure this long after the last window ended counts as the first again")
 
     # --- relevance gate and retry ---
     gate_min_units: int = Field(2, ge=1, description="CJK gate: overlap units a row needs")

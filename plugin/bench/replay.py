@@ -260,7 +260,8 @@ class ReplayTransport(Transport):
         self.recordings = recordings if isinstance(recordings, Recordings) else Recordings.from_dir(recordings)
         self._used: dict[tuple[str, str], int] = {}
 
-    async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
+    async def fetch(self, request: Request, engine: str, deadline: float,
+                    cookies: dict[str, str] | None = None) -> Response:
         exchange = self.recordings.find(request, engine, self._used)
         if exchange is None:
             raise NotRecorded(engine)
@@ -278,8 +279,9 @@ class RecordingTransport(Transport):
         self.exchanges: list[Exchange] = []
         self.secrets = [s for s in secrets if s]
 
-    async def fetch(self, request: Request, engine: str, deadline: float) -> Response:
-        response = await super().fetch(request, engine, deadline)
+    async def fetch(self, request: Request, engine: str, deadline: float,
+                    cookies: dict[str, str] | None = None) -> Response:
+        response = await super().fetch(request, engine, deadline, cookies)
         secrets = [*self.secrets, *request.secrets]
         body = request_body(request)
         headers = {k: v for k, v in request.headers.items() if not _SECRET_HEADER.search(k)}

@@ -1,16 +1,27 @@
 """Cooling engines down after they fail, so we stop hammering an engine that blocks us.
 
 The window depends on the failure (timeouts and errors short, rate limits
-longer, CAPTCHAs longest), grows with each consecutive failure, honours
+longer, CAPTCHAs longest), grows with each consecutive failure episode, honours
 Retry-After, and a success resets it. State lives behind `CooldownStore`, implemented
 by the stores in `plugin.infra.state` (in-process, embedded SQLite, Redis).
+
+Two rules keep the window honest under load and offline:
+- Episodes, not failures, escalate. A failure escalates the window only if its request started after
+  the previous window ended; requests already in flight when the first failure was recorded fail for the
+  same reason and belong to the same episode. Ten concurrent searches against a dead engine bench it for
+  one base window, not 30 s x 2^9. Every store applies the change atomically (one transaction).
+- Failures caused by our own network are not the engine's: when every engine of a search fails to
+  connect at once, this machine is offline, and no engine is benched for it (`Reachability`).
+
+Memory is the same on every backend: an entry whose window ended more than `cooldown_memory_s` ago is
+forgotten by the policy itself, so the next failure counts as the first again.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-from typing import Protocol
+from dataclasses import asdict, dataclass, field
+from typing import Awaitable, Callable, Protocol
 
 from plugin.settings import Settings
 
@@ -18,7 +29,7 @@ from plugin.settings import Settings
 @dataclass(frozen=True)
 class CooldownEntry:
     until: float  # wall-clock epoch seconds
-    failures: int  # consecutive failures so far
+    failures: int  # consecutive failure episodes so far
     status: str  # the failure that set it: timeout, error, ratelimited, blocked
     detail: str = ""
 
@@ -29,6 +40,10 @@ class CooldownEntry:
         return asdict(self)
 
 
+# A pure function from the stored entry (or None) to the new one; stores apply it atomically.
+Change = Callable[[CooldownEntry | None], CooldownEntry]
+
+
 class CooldownStore(Protocol):
     """Where cooldown state lives. Implementations must be safe for concurrent use."""
 
@@ -36,9 +51,18 @@ class CooldownStore(Protocol):
 
     async def put(self, engine: str, entry: CooldownEntry) -> None: ...
 
+    async def update(self, engine: str, change: Change, keep_s: float) -> CooldownEntry:
+        """Read, change and write the engine's entry as one atomic step (across processes too);
+        the entry may be dropped `keep_s` seconds later."""
+        ...
+
     async def clear(self, engine: str) -> None: ...
 
     async def all(self) -> dict[str, CooldownEntry]: ...
+
+
+# Base windows grow in this order; a same-episode failure may upgrade the entry's status.
+_SEVERITY = {"timeout": 0, "error": 0, "ratelimited": 1, "blocked": 2}
 
 
 class Cooldowns:
@@ -63,6 +87,35 @@ class Cooldowns:
             seconds = max(seconds, retry_after)
         return min(seconds, self.settings.cooldown_max_s)
 
+    def remembered(self, entry: CooldownEntry | None, now: float) -> CooldownEntry | None:
+        """The entry, unless its window ended longer than `cooldown_memory_s` ago (then forgotten)."""
+        if entry is None or now - entry.until > self.settings.cooldown_memory_s:
+            return None
+        return entry
+
+    def next_entry(self, previous: CooldownEntry | None, status: str, retry_after: float | None, detail: str,
+                   started: float, now: float) -> CooldownEntry:
+        """The entry after a failure of a request that started at `started` (policy clock)."""
+        previous = self.remembered(previous, now)
+        if previous is not None and started < previous.until:
+            # In flight when the window was set (or sent despite it): the same episode, no escalation.
+            # A worse failure (a CAPTCHA after a timeout) may still lengthen the window, never shorten it.
+            until = now + self.window(status, previous.failures, retry_after)
+            if until <= previous.until:
+                return previous
+            worse = _SEVERITY.get(status, 0) >= _SEVERITY.get(previous.status, 0)
+            return CooldownEntry(until=until, failures=previous.failures,
+                                 status=status if worse else previous.status,
+                                 detail=detail if worse else previous.detail)
+        failures = (previous.failures if previous else 0) + 1
+        return CooldownEntry(until=now + self.window(status, failures, retry_after), failures=failures,
+                             status=status, detail=detail)
+
+    @property
+    def keep_s(self) -> float:
+        """How long a store must keep an entry: its longest window plus the memory after it."""
+        return self.settings.cooldown_max_s + self.settings.cooldown_memory_s
+
     async def active(self, engine: str) -> CooldownEntry | None:
         entry = await self.store.get(engine)
         if entry is not None and entry.active(self.clock()):
@@ -70,16 +123,52 @@ class Cooldowns:
         return None
 
     async def failure(self, engine: str, status: str, retry_after: float | None = None,
-                      detail: str = "") -> CooldownEntry:
-        # Read-modify-write without a lock: two searches failing the same engine at
-        # once may count one failure instead of two, which only shortens a window.
-        previous = await self.store.get(engine)
-        failures = (previous.failures if previous else 0) + 1
-        seconds = self.window(status, failures, retry_after)
-        entry = CooldownEntry(until=self.clock() + seconds, failures=failures, status=status, detail=detail)
-        await self.store.put(engine, entry)
-        return entry
+                      detail: str = "", started: float | None = None) -> CooldownEntry:
+        """Record a failure of a request sent at `started` (policy clock; None: just now)."""
+        def change(previous: CooldownEntry | None) -> CooldownEntry:
+            now = self.clock()
+            return self.next_entry(previous, status, retry_after, detail, now if started is None else started, now)
+
+        return await self.store.update(engine, change, self.keep_s)
 
     async def success(self, engine: str) -> None:
         if await self.store.get(engine) is not None:
             await self.store.clear(engine)
+
+
+@dataclass
+class Reachability:
+    """One search's evidence on whether this machine reaches the network at all.
+
+    A connection failure (DNS, refused, unreachable) is held back instead of benching the engine at once:
+    it is recorded as soon as any engine of the search reaches its server, or when the search ends with
+    some engine having done so or having failed otherwise. When at least two engines were tried and every
+    one failed to connect, the machine is offline: the held failures are dropped, no engine is benched,
+    and the search says so. After the search has concluded, failures are recorded at once (an engine
+    still running then did not fail "at once" with the others).
+    """
+
+    reached: bool = False
+    concluded: bool = False
+    held: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    def hold(self, record: Callable[[], Awaitable[None]]) -> bool:
+        """Keep `record` (a connection failure's cooldown) until the search knows; False: record it now."""
+        if self.reached or self.concluded:
+            return False
+        self.held.append(record)
+        return True
+
+    async def reached_server(self) -> None:
+        self.reached = True
+        await self.flush()
+
+    async def flush(self) -> None:
+        held, self.held = self.held, []
+        for record in held:
+            await record()
+
+
+OFFLINE_DETAIL = "network unreachable"
+OFFLINE_WARNING = ("network unreachable: every engine failed to connect (DNS or connection error); this machine "
+                   "looks offline, so no engine was benched for it")

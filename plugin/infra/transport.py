@@ -1,6 +1,9 @@
 """The one place that does network I/O.
 
-One aiohttp session (connection pool, cookies) is reused across searches.
+One aiohttp session (connection pool) is reused across searches. It keeps no cookies: an engine gets
+exactly the cookies it asks for (its request's `Cookie` header), and cookies a server sets during one
+exchange reach that exchange's follow-up requests only (the `cookies` jar the runner passes to each
+fetch of the exchange), never another search or another caller of a shared service.
 Every exchange first waits for admission (plugin/infra/admission.py: per-upstream politeness, queue
 time kept apart), then runs under the engine's own clock (headers and body alike); the body is read
 in chunks against a size cap, and decoded with its real charset.
@@ -18,6 +21,7 @@ import aiohttp
 from engines.base import Headers, Request, Response
 from plugin.infra.admission import OVERLOADED, Admission, EngineClock, Overloaded
 from plugin.infra.charset import decode_body
+from plugin.infra.lifecycle import LoopBound
 from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers, mask_url, url_secrets
 from plugin.infra.logs import get_logger
 from plugin.settings import Settings
@@ -30,12 +34,14 @@ _TEXTUAL = ("text/", "application/json", "application/xhtml", "application/xml",
 
 class TransportError(Exception):
     """An exchange that produced no usable response. `kind` is a status: timeout, error, or skipped
-    (not admitted: `overloaded`)."""
+    (not admitted: `overloaded`). `reason` says more where a caller needs to tell failures apart
+    ("unreachable": DNS or connection failure, which may be our own network's fault, not the engine's)."""
 
-    def __init__(self, kind: str, detail: str):
+    def __init__(self, kind: str, detail: str, *, reason: str = ""):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
+        self.reason = reason
 
 
 def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
@@ -94,13 +100,34 @@ def _textual(content_type: str) -> bool:
     return not kind or kind.startswith(_TEXTUAL) or kind.endswith("+json") or kind.endswith("+xml")
 
 
+def _cookie_header(exchange: dict[str, str], explicit: str | None) -> str | None:
+    """The exchange's cookies, then the request's own `Cookie` header, which wins on a name both set."""
+    merged = dict(exchange)
+    for part in (explicit or "").split(";"):
+        name, sep, value = part.strip().partition("=")
+        if sep and name:
+            merged[name] = value
+    return "; ".join(f"{name}={value}" for name, value in merged.items()) or None
+
+
+def _take_cookies(jar: dict[str, str], responses) -> None:
+    """Cookies set by every response of one fetch (redirect hops included), into the exchange's jar."""
+    for resp in responses:
+        for name, morsel in resp.cookies.items():
+            if morsel["max-age"] in ("0", "-1"):
+                jar.pop(name, None)
+            else:
+                jar[name] = morsel.value
+
+
 class Transport:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        # SOCKS proxies work at the connector, so each one gets a session of its own (same cookie jar).
+        # SOCKS proxies work at the connector, so each one gets a session of its own.
         self._socks_sessions: dict[str, aiohttp.ClientSession] = {}
+        self._closers: list[LoopBound] = []
         self.admission = Admission(settings)
 
     def _ssl(self):
@@ -112,11 +139,11 @@ class Transport:
         context.load_verify_locations(cafile=str(self.settings.ca_file))
         return context
 
-    def _new_session(self, connector: aiohttp.BaseConnector, cookie_jar: aiohttp.abc.AbstractCookieJar
-                     ) -> aiohttp.ClientSession:
-        return aiohttp.ClientSession(
+    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
+        session = aiohttp.ClientSession(
             connector=connector,
-            cookie_jar=cookie_jar,
+            # No shared jar: cookies travel per exchange (see the module docstring).
+            cookie_jar=aiohttp.DummyCookieJar(),
             # Deadlines are set per exchange; no session-wide default may cut them short.
             timeout=aiohttp.ClientTimeout(total=None),
             # Bodies are decompressed by _Body, which can tell a truncated stream from a whole one.
@@ -124,6 +151,9 @@ class Transport:
             # Proxies are chosen per request in plugin.infra.egress (NO_PROXY, SOCKS, per engine).
             trust_env=False,
         )
+        # A session made by asyncio.run(search(...)) is closed by that asyncio.run.
+        self._closers.append(LoopBound(session.close))
+        return session
 
     def _get_session(self, proxy: str | None = None) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
@@ -136,7 +166,8 @@ class Transport:
                 ttl_dns_cache=300,
                 ssl=self._ssl(),
             )
-            self._session = self._new_session(connector, aiohttp.CookieJar(unsafe=True))
+            self._closers = []  # those of another loop close with it
+            self._session = self._new_session(connector)
             self._socks_sessions = {}
             self._loop = loop
         if proxy is None or urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
@@ -153,7 +184,7 @@ class Transport:
             connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
                                                 limit=self.settings.pool_limit,
                                                 limit_per_host=0, ssl=self._ssl())
-            session = self._new_session(connector, self._session.cookie_jar)
+            session = self._new_session(connector)
             self._socks_sessions[proxy] = session
         return session
 
@@ -168,22 +199,28 @@ class Transport:
         return acquired + idle
 
     async def close(self) -> None:
-        for session in [self._session, *self._socks_sessions.values()]:
-            if session is not None and not session.closed:
-                await session.close()
+        closers, self._closers = self._closers, []
         self._session = None
         self._socks_sessions = {}
+        # Sessions of another loop are closed by that loop's end (or already were).
+        if self._loop is asyncio.get_running_loop():
+            for closer in closers:
+                await closer.close()
 
-    async def fetch(self, request: Request, engine: str, clock: EngineClock) -> Response:
-        """Perform one exchange: wait for admission (queue time), then spend the engine's own time."""
+    async def fetch(self, request: Request, engine: str, clock: EngineClock,
+                    cookies: dict[str, str] | None = None) -> Response:
+        """Perform one exchange: wait for admission (queue time), then spend the engine's own time.
+        `cookies` is the jar of the engine exchange this request belongs to: sent with it, and updated
+        with what it sets."""
         url = with_endpoint(request.url, self.settings.endpoints.get(engine))
         try:
             async with self.admission.admit(self.settings.upstream(engine), engine, clock):
-                return await self._exchange(request, engine, url, clock)
+                return await self._exchange(request, engine, url, clock, cookies)
         except Overloaded:
             raise TransportError("skipped", OVERLOADED) from None
 
-    async def _exchange(self, request: Request, engine: str, url: str, clock: EngineClock) -> Response:
+    async def _exchange(self, request: Request, engine: str, url: str, clock: EngineClock,
+                        cookies: dict[str, str] | None = None) -> Response:
         remaining = clock.remaining()
         if remaining <= 0:
             raise TransportError("timeout", "deadline passed before the request was sent")
@@ -193,9 +230,13 @@ class Transport:
         session = self._get_session(proxy)
         # Credentials of the proxy are redacted from every detail, like API keys.
         secrets = (*request.secrets, *url_secrets(proxy))
+        sent_headers = identity_headers(request.headers, settings.user_agent, settings.extra_headers)
+        if cookies:
+            explicit = next((k for k in sent_headers if k.lower() == "cookie"), None)
+            sent_headers[explicit or "Cookie"] = _cookie_header(cookies, sent_headers.get(explicit) if explicit else None)
         kwargs: dict = {
             "params": list(request.params) or None,
-            "headers": identity_headers(request.headers, settings.user_agent, settings.extra_headers),
+            "headers": sent_headers,
             "allow_redirects": True,
             "max_redirects": self.settings.max_redirects,
         }
@@ -224,6 +265,8 @@ class Transport:
                     body = collected.finish()
                     status = resp.status
                     final_url = str(resp.url)
+                    if cookies is not None:
+                        _take_cookies(cookies, (*resp.history, resp))
                     headers = Headers({k: v for k, v in resp.headers.items()})
         except TransportError:
             raise
@@ -234,14 +277,17 @@ class Transport:
         except aiohttp.ClientPayloadError as exc:
             raise TransportError("error", redact(f"body could not be read or decompressed: {exc}",
                                                  secrets)[:200]) from None
-        except aiohttp.ClientProxyConnectionError as exc:
+        except aiohttp.ClientProxyConnectionError as exc:  # our way out is down: not the engine's fault
             raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} unreachable: {exc.os_error or exc}",
-                                                 secrets)[:200]) from None
+                                                 secrets)[:200], reason="unreachable") from None
         except aiohttp.ClientHttpProxyError as exc:
             raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} refused the request: HTTP "
                                                  f"{exc.status} {exc.message}", secrets)[:200]) from None
+        except aiohttp.ClientSSLError as exc:  # something answered: not a connection failure
+            raise TransportError("error", redact(f"TLS failed: {exc}", secrets)[:200]) from None
         except aiohttp.ClientConnectorError as exc:
-            raise TransportError("error", redact(f"connection failed: {exc.os_error or exc}", secrets)[:200]) from None
+            raise TransportError("error", redact(f"connection failed: {exc.os_error or exc}", secrets)[:200],
+                                 reason="unreachable") from None
         except aiohttp.ClientError as exc:
             raise TransportError("error", redact(f"{type(exc).__name__}: {exc}", secrets)[:200]) from None
         except (UnicodeError, ValueError) as exc:

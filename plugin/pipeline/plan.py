@@ -6,11 +6,12 @@ the same query text, filters and reference time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from engines.base import Engine, SearchOptions
 from engines.script import has_cjk
+from plugin.infra.cooldown import Reachability
 from plugin.pipeline.operators import Operators, parse_operators
 from plugin.pipeline.query import SearchRequest, check_request
 from plugin.pipeline.relevance import Gate, build_gate, cjk_length, core_words
@@ -25,6 +26,9 @@ class SearchPlan:
     lead_region: str  # the region whose engines lead each interleaving round: cjk or global
     now: datetime
     core_query: str | None  # the core-word variant for a long CJK query, when it differs
+    ignore_cooldowns: bool = False  # try benched engines anyway (`search --ignore-cooldowns`)
+    # This search's evidence on whether the machine is online; decides what connection failures bench.
+    network: Reachability = field(default_factory=Reachability, repr=False, compare=False)
 
     @property
     def category(self) -> str:

@@ -7,16 +7,21 @@ disabled? ─ cooling down? ─ budget? ─ build ─ transport ─ parse ─ (f
 
 The engine's deadline (`timeout_ms`) is its own time, kept by an `EngineClock`: it runs only while a
 request is out, not while the request waits for admission (queue time, reported apart) nor while we parse.
+
+A failure's cooldown is measured from when its request started (in-flight failures of one episode do
+not escalate, plugin.infra.cooldown), and a connection failure waits for the search's verdict on
+whether the machine is offline before it benches anything (`conclude`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, field
 
 from engines.base import Engine, Parsed, Row, SearchOptions
 from plugin.infra.admission import EngineClock
-from plugin.infra.cooldown import Cooldowns
+from plugin.infra.cooldown import OFFLINE_DETAIL, OFFLINE_WARNING, Cooldowns
 from plugin.infra.logs import get_logger
 from plugin.infra.state import State
 from plugin.infra.transport import Transport, TransportError, redact
@@ -45,6 +50,7 @@ class EngineRun:
     latency_ms: int | None = None
     queue_ms: int | None = None
     retry_after: float | None = None
+    unreachable: bool = False  # failed to connect at all (DNS, refused, no route)
 
     def report(self) -> EngineReport:
         return EngineReport(name=self.engine.name, tier=self.tier, status=self.status,  # type: ignore[arg-type]
@@ -68,11 +74,14 @@ class EngineRunner:
 
     async def exchange(self, engine: Engine, query: str, options: SearchOptions, clock: EngineClock) -> Parsed:
         request = engine.build(query, options)
-        parsed = engine.parse(await self.transport.fetch(request, engine.name, clock), query, options)
+        # Cookies set during this exchange go to its follow-ups, and nowhere else.
+        cookies: dict[str, str] = {}
+        parsed = engine.parse(await self.transport.fetch(request, engine.name, clock, cookies=cookies),
+                              query, options)
         steps = 0
         while parsed.follow_up is not None and steps < MAX_FOLLOW_UPS:
             steps += 1
-            response = await self.transport.fetch(parsed.follow_up, engine.name, clock)
+            response = await self.transport.fetch(parsed.follow_up, engine.name, clock, cookies=cookies)
             parsed = engine.parse(response, query, options)
         return parsed
 
@@ -101,6 +110,7 @@ class EngineRunner:
             return EngineRun(engine, tier, "skipped",
                              detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
         clock = clock or self.clock()
+        sent_at = self.cooldowns.clock()  # on the policy's clock: which failure episode this request is in
         run = EngineRun(engine, tier, "error")
         try:
             parsed = await self.exchange(engine, plan.operators.text, options, clock)
@@ -112,7 +122,7 @@ class EngineRunner:
                     f"; {retried.detail}" if retried.detail else "")
                 run = retried
         except TransportError as exc:
-            run = EngineRun(engine, tier, exc.kind, detail=exc.detail)
+            run = EngineRun(engine, tier, exc.kind, detail=exc.detail, unreachable=exc.reason == "unreachable")
         except (asyncio.TimeoutError, TimeoutError):
             run = EngineRun(engine, tier, "timeout", detail=f"no complete answer within {self.settings.timeout_ms} ms")
         except Exception as exc:  # a bug of ours must not fail the search
@@ -126,10 +136,32 @@ class EngineRunner:
             run.detail = "; ".join(([run.detail] if run.detail else []) + notes)
         # Redact before cutting, so a key split by the cut cannot leak half of itself.
         run.detail = redact(run.detail, self.secrets)[:300]
+        if not run.unreachable and run.status not in ("timeout", "skipped"):
+            await plan.network.reached_server()  # something answered: connection failures are the engines'
         if run.status in FAILURE_STATUSES:
-            entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail)
-            run.detail = (run.detail + "; " if run.detail else "") + \
-                f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
+            bench = functools.partial(self._bench, upstream, run, sent_at)
+            if not (run.unreachable and plan.network.hold(bench)):
+                await bench()
         elif run.status != "skipped":  # not admitted (overloaded) says nothing about the engine
             await self.cooldowns.success(upstream)
         return run
+
+    async def _bench(self, upstream: str, run: EngineRun, sent_at: float) -> None:
+        entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail, started=sent_at)
+        run.detail = (run.detail + "; " if run.detail else "") + \
+            f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
+
+    async def conclude(self, plan: SearchPlan, runs: list[EngineRun]) -> list[str]:
+        """End of the search's own engine runs: offline (every engine tried failed to connect, at least two
+        tried) drops the held connection failures unbenched and returns the warning to show; otherwise
+        the held failures bench their engines now (and later failures at once)."""
+        network = plan.network
+        network.concluded = True
+        tried = [run for run in runs if run.status in FAILURE_STATUSES or run.status in ("ok", "empty", "irrelevant", "late")]
+        if not network.reached and len(tried) >= 2 and all(run.unreachable for run in tried):
+            network.held.clear()
+            for run in tried:
+                run.detail = f"{OFFLINE_DETAIL} ({run.detail})" if run.detail else OFFLINE_DETAIL
+            return [OFFLINE_WARNING]
+        await network.flush()
+        return []

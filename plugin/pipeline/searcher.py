@@ -25,7 +25,7 @@ from engines.base import Engine
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.logs import register_secrets
-from plugin.infra.state import State, open_state
+from plugin.infra.state import State, collecting_problems, open_state
 from plugin.infra.transport import Transport, redact
 from plugin.models import FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
@@ -122,7 +122,8 @@ class Searcher:
         ]
 
     def cache_key(self, plan: SearchPlan) -> str:
-        return cache_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
+        key = cache_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
+        return key + ":ignore-cooldowns" if plan.ignore_cooldowns else key
 
     def query_key(self, plan: SearchPlan) -> str:
         return pages.query_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
@@ -145,11 +146,18 @@ class Searcher:
         await pages.remember(self.state, key, plan.page, shown, self.settings.page_memory_s)
 
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
-                     **options: object) -> SearchResponse:
+                     ignore_cooldowns: bool = False, **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
-        safesearch, allowed_domains, blocked_domains, category, page), checked in one place (`plugin.pipeline.query.check_request`)."""
+        safesearch, allowed_domains, blocked_domains, category, page), checked in one place (`plugin.pipeline.query.check_request`).
+        `ignore_cooldowns` tries benched engines anyway."""
+        with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
+            return await self._search(query, now, cache, ignore_cooldowns, options, problems)
+
+    async def _search(self, query: object, now: datetime | None, cache: bool, ignore_cooldowns: bool,
+                      options: dict[str, object], problems: list[str]) -> SearchResponse:
         started = time.perf_counter()
         plan = self.plan(query, now=now, **options)
+        plan.ignore_cooldowns = ignore_cooldowns
         query_key = self.query_key(plan)
         shown = await self.shown_before(plan, query_key, query, now, cache, options) if plan.page > 1 else set()
         use_cache = cache and self.settings.cache_ttl_s > 0 and now is None
@@ -161,18 +169,20 @@ class Searcher:
                 await self.remember_page(plan, query_key, response)
                 return response.model_copy(update={
                     "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
-                    "warnings": list(self.state.warnings)})
+                    "warnings": [*self.state.warnings, *problems]})
         if now is None:  # identical searches in flight share one execution, each caller its own clock
-            shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key, query_key, shown))
+            shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key, query_key, shown,
+                                                                          problems))
             return shared.model_copy(update={"query": plan.request.query,
                                              "elapsed_ms": int((time.perf_counter() - started) * 1000)})
-        return await self._execute(plan, use_cache, key, query_key, shown)
+        return await self._execute(plan, use_cache, key, query_key, shown, problems)
 
     async def _execute(self, plan: SearchPlan, use_cache: bool, key: str, query_key: str,
-                       shown: set[str]) -> SearchResponse:
+                       shown: set[str], problems: list[str]) -> SearchResponse:
         """One search run; `shown`: URL identities of the query's earlier pages, left out."""
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
+        offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
         results = self.rank(plan, runs, shown)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
@@ -185,7 +195,7 @@ class Searcher:
             partial=partial,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
-            warnings=list(self.state.warnings),
+            warnings=[*self.state.warnings, *problems, *offline],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
         )

@@ -1,0 +1,216 @@
+"""Cooldowns under concurrency, offline, across backends and processes (issue 10), and their cap."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from plugin.infra.cooldown import Cooldowns, CooldownEntry
+from plugin.infra.state import MemoryState, RedisState, SqliteState
+from plugin.pipeline.searcher import Searcher
+from plugin.settings import Settings
+from standins import bing_page, ddg_page, page
+from test_state import redis_server, redis_url  # noqa: F401  (the real Redis the state tests use)
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = [("Python release notes", "https://docs.python.org/3/whatsnew/", "python release notes"),
+        ("Python downloads", "https://www.python.org/downloads/", "python release notes downloads")]
+WEEK = 7 * 24 * 3600
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def closed_port_url() -> str:
+    """A loopback URL nobody listens on: connecting to it is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+async def test_concurrent_failures_of_one_episode_do_not_escalate(standins):
+    """Ten searches in flight together against a failing engine: one episode, one base window
+    (before the fix: failure 10, 15,360 s)."""
+    failing = await standins(page("down", status=503, delay=0.2))
+    async with Searcher(Settings(endpoints={"bing": failing.url}, engines=["bing"])) as searcher:
+        responses = await asyncio.gather(*(searcher.search("python release notes") for _ in range(10)))
+        entry = await searcher.cooldowns.store.get(searcher.settings.upstream("bing"))
+    assert len(failing.requests) == 10
+    assert entry.failures == 1
+    assert all(r.engines[0].detail == "HTTP 503; cooling down 30s" for r in responses), \
+        [r.engines[0].detail for r in responses]
+
+
+async def test_gathered_module_level_searches_are_one_episode(standins):
+    """Eight `asyncio.gather`ed `plugin.search()` calls (before the fix: 3,840 s)."""
+    from plugin import search
+
+    failing = await standins(page("down", status=503, delay=0.2))
+    settings = Settings(endpoints={"bing": failing.url}, engines=["bing"])
+    responses = await asyncio.gather(*(search("python release notes", settings=settings) for _ in range(8)))
+    assert {r.engines[0].detail for r in responses} == {"HTTP 503; cooling down 30s"}
+
+
+async def test_a_failure_escalates_only_when_its_request_started_after_the_window():
+    clock = FakeClock()
+    cooldowns = Cooldowns(Settings(cooldown_timeout_s=30, cooldown_growth=2), MemoryState(), clock=clock)
+    sent = clock.now
+    clock.now += 1
+    first = await cooldowns.failure("bing", "timeout", started=sent)
+    assert (first.failures, first.until - clock.now) == (1, 30)
+    clock.now += 5  # a request sent together with the first fails later: the same episode
+    same = await cooldowns.failure("bing", "timeout", started=sent)
+    assert same.failures == 1 and same.until - clock.now == pytest.approx(30)
+    clock.now += 40  # the window is over; a request sent now fails: a new episode, the window doubles
+    sent = clock.now
+    clock.now += 1
+    second = await cooldowns.failure("bing", "timeout", started=sent)
+    assert (second.failures, second.until - clock.now) == (2, 60)
+    # A worse failure of the same episode lengthens the window without counting as another failure.
+    blocked = await cooldowns.failure("bing", "blocked", started=sent)
+    assert blocked.failures == 2 and blocked.status == "blocked" and blocked.until - clock.now == pytest.approx(3600)
+
+
+async def test_windows_are_capped_retry_after_included():
+    clock = FakeClock()
+    cooldowns = Cooldowns(Settings(cooldown_timeout_s=30, cooldown_growth=2, cooldown_max_s=100), MemoryState(),
+                          clock=clock)
+    windows = []
+    for _ in range(6):
+        entry = await cooldowns.failure("bing", "timeout", started=clock.now)
+        windows.append(entry.until - clock.now)
+        clock.now = entry.until + 1
+    assert windows == [30, 60, 100, 100, 100, 100]
+    entry = await cooldowns.failure("brave", "ratelimited", retry_after=7200, started=clock.now)
+    assert entry.until - clock.now == 100
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def store(request, tmp_path):
+    clock = FakeClock()
+    if request.param == "memory":
+        return MemoryState(clock=clock), clock
+    if request.param == "sqlite":
+        return SqliteState(tmp_path / "state.sqlite3", clock=clock), clock
+    url = request.getfixturevalue("redis_url")
+    return RedisState(url, prefix=f"metasearch-test-{os.getpid()}:"), clock
+
+
+async def test_cooldown_memory_is_the_same_on_every_backend(store):
+    """Five timeouts, then one a week later: the first of a new run (30 s), not failure 6 (960 s)."""
+    state, clock = store
+    cooldowns = Cooldowns(Settings(cooldown_timeout_s=30, cooldown_growth=2), state, clock=clock)
+    for _ in range(5):
+        entry = await cooldowns.failure("bing", "timeout", started=clock.now)
+        clock.now = entry.until + 1
+    assert entry.failures == 5
+    clock.now += WEEK
+    entry = await cooldowns.failure("bing", "timeout", started=clock.now)
+    assert (entry.failures, entry.until - clock.now) == (1, 30)
+    await state.close()
+
+
+UPDATE_SCRIPT = """
+import asyncio, json, sys, time
+from plugin.infra.cooldown import CooldownEntry
+from plugin.infra.state import RedisState, SqliteState
+from pathlib import Path
+def bump(entry):
+    time.sleep(0.002)  # widen the gap between reading and writing, as a busy machine would
+    return CooldownEntry(until=0, failures=(entry.failures if entry else 0) + 1, status="error")
+async def main():
+    kind, where, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    state = SqliteState(Path(where)) if kind == "sqlite" else RedisState(where, prefix="metasearch-atomic:")
+    await asyncio.sleep(max(0, start - time.time()))  # every process starts updating at the same moment
+    for _ in range(40):
+        await state.update("bing", bump, 3600)
+    await state.close()
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_cooldown_updates_are_atomic_across_processes(kind, tmp_path, request):
+    """Six processes each apply 40 read-modify-write updates to one entry at once: none may be lost."""
+    where = str(tmp_path / "state.sqlite3")
+    if kind == "redis":
+        where = request.getfixturevalue("redis_url")
+        import redis
+
+        client = redis.Redis.from_url(where)
+        client.delete("metasearch-atomic:cooldown:bing")
+        client.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = str(time.time() + 4)
+    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", UPDATE_SCRIPT, kind, where, start, cwd=ROOT,
+                                                  env=env, stderr=asyncio.subprocess.PIPE) for _ in range(6)]
+    for proc in procs:
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, err.decode()
+    state = SqliteState(Path(where)) if kind == "sqlite" else RedisState(where, prefix="metasearch-atomic:")
+    assert (await state.get("bing")).failures == 240
+    await state.close()
+
+
+async def test_offline_every_engine_unreachable_benches_nothing(standins):
+    """Every engine refuses the connection at once: the machine is offline. The response says so, each
+    engine's detail says "network unreachable", and nothing is benched, however often it happens."""
+    endpoints = {name: closed_port_url() for name in ("bing", "duckduckgo-html", "brave")}
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints))) as searcher:
+        for _ in range(6):
+            response = await searcher.search("python release notes")
+            assert any("network unreachable" in w for w in response.warnings), response.warnings
+            assert {e.status for e in response.engines} == {"error"}
+            assert all(e.detail.startswith("network unreachable") for e in response.engines), response.engines
+            assert all("cooling down" not in e.detail for e in response.engines)
+        assert await searcher.cooldowns.store.all() == {}
+    # Back online: the engines answer at once, no window inherited from the offline spell.
+    for name in endpoints:
+        endpoints[name] = (await standins(page(bing_page(ROWS) if name != "duckduckgo-html" else ddg_page(ROWS)))).url
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints))) as searcher:
+        response = await searcher.search("python release notes")
+    assert response.warnings == [] and {e.status for e in response.engines} <= {"ok", "error"}
+    assert "cooldown" not in {e.status for e in response.engines}
+
+
+async def test_one_unreachable_engine_among_answering_ones_is_benched(standins):
+    good = await standins(page(bing_page(ROWS)))
+    endpoints = {"bing": good.url, "duckduckgo-html": closed_port_url(), "brave": closed_port_url()}
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints))) as searcher:
+        response = await searcher.search("python release notes")
+        statuses = {e.name: (e.status, e.detail) for e in response.engines}
+        assert statuses["bing"][0] == "ok" and response.warnings == []
+        for name in ("duckduckgo-html", "brave"):
+            assert statuses[name][0] == "error" and "connection failed" in statuses[name][1]
+            assert statuses[name][1].endswith("cooling down 30s")
+        benched = await searcher.cooldowns.store.all()
+    assert set(benched) == {searcher.settings.upstream("duckduckgo-html"), searcher.settings.upstream("brave")}
+
+
+async def test_memory_state_budget_allows_exactly_the_budget():
+    state = MemoryState(clock=FakeClock())
+    assert [await state.spend("bing", 3) for _ in range(5)] == [True, True, True, False, False]
+    assert [await state.spend("brave", 1) for _ in range(2)] == [True, False]
+
+
+async def test_memory_state_cache_expires():
+    clock = FakeClock()
+    state = MemoryState(clock=clock)
+    await state.cache_put("k", "v", 300)
+    clock.now += 299
+    assert await state.cache_get("k") == "v"
+    clock.now += 2
+    assert await state.cache_get("k") is None
