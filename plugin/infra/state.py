@@ -23,6 +23,7 @@ import contextlib
 import functools
 import json
 import os
+import random
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -376,7 +377,7 @@ class RedisState:
         key = self._key("cooldown", engine)
         try:
             async with self._client().pipeline(transaction=True) as pipe:
-                for _attempt in range(50):
+                for attempt in range(100):
                     try:
                         await pipe.watch(key)
                         raw = await pipe.get(key)
@@ -385,8 +386,8 @@ class RedisState:
                         pipe.set(key, json.dumps(entry.to_dict()), ex=max(1, int(keep_s)))
                         await pipe.execute()
                         return entry
-                    except redis.WatchError:
-                        continue
+                    except redis.WatchError:  # another writer got there first: back off a little, retry
+                        await asyncio.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
                 raise RedisUnavailable("cooldown update kept conflicting with other writers")
         except (redis.RedisError, OSError) as exc:
             raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from None
