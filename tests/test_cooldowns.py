@@ -46,7 +46,8 @@ async def test_concurrent_failures_of_one_episode_do_not_escalate(standins):
     (before the fix: failure 10, 15,360 s)."""
     failing = await standins(page("down", status=503, delay=0.2))
     async with Searcher(Settings(endpoints={"bing": failing.url}, engines=["bing"])) as searcher:
-        responses = await asyncio.gather(*(searcher.search("python release notes") for _ in range(10)))
+        # Distinct queries: identical ones in flight share one exchange (single-flight).
+        responses = await asyncio.gather(*(searcher.search(f"python release notes {i}") for i in range(10)))
         entry = await searcher.cooldowns.store.get(searcher.settings.upstream("bing"))
     assert len(failing.requests) == 10
     assert entry.failures == 1
@@ -60,7 +61,8 @@ async def test_gathered_module_level_searches_are_one_episode(standins):
 
     failing = await standins(page("down", status=503, delay=0.2))
     settings = Settings(endpoints={"bing": failing.url}, engines=["bing"])
-    responses = await asyncio.gather(*(search("python release notes", settings=settings) for _ in range(8)))
+    responses = await asyncio.gather(*(search(f"python release notes {i}", settings=settings) for i in range(8)))
+    assert len(failing.requests) == 8
     assert {r.engines[0].detail for r in responses} == {"HTTP 503; cooling down 30s"}
 
 

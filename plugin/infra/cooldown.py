@@ -141,22 +141,23 @@ class Reachability:
     """One search's evidence on whether this machine reaches the network at all.
 
     A connection failure (DNS, refused, unreachable) is held back instead of benching the engine at once:
-    it is recorded as soon as any engine of the search reaches its server, or when the search ends with
-    some engine having done so or having failed otherwise. When at least two engines were tried and every
-    one failed to connect, the machine is offline: the held failures are dropped, no engine is benched,
-    and the search says so. After the search has concluded, failures are recorded at once (an engine
-    still running then did not fail "at once" with the others).
+    it is recorded as soon as any engine of the search reaches its server, or when the search concludes
+    with some engine having done so or having failed otherwise. When at least two engines were tried and
+    every one failed to connect, the machine is offline: the held failures are dropped, no engine is
+    benched, and the search says so. After the search has concluded, failures are recorded at once (an
+    engine still running then did not fail "at once" with the others).
     """
 
     reached: bool = False
     concluded: bool = False
-    held: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    held: dict[str, Callable[[], Awaitable[CooldownEntry]]] = field(default_factory=dict)
+    benched: dict[str, CooldownEntry] = field(default_factory=dict)  # held failures recorded since, by engine
 
-    def hold(self, record: Callable[[], Awaitable[None]]) -> bool:
-        """Keep `record` (a connection failure's cooldown) until the search knows; False: record it now."""
+    def hold(self, engine: str, record: Callable[[], Awaitable[CooldownEntry]]) -> bool:
+        """Keep `record` (the engine's connection failure) until the search knows; False: record it now."""
         if self.reached or self.concluded:
             return False
-        self.held.append(record)
+        self.held[engine] = record
         return True
 
     async def reached_server(self) -> None:
@@ -164,9 +165,9 @@ class Reachability:
         await self.flush()
 
     async def flush(self) -> None:
-        held, self.held = self.held, []
-        for record in held:
-            await record()
+        held, self.held = self.held, {}
+        for engine, record in held.items():
+            self.benched[engine] = await record()
 
 
 OFFLINE_DETAIL = "network unreachable"

@@ -193,6 +193,7 @@ class SqliteState:
         # One thread owns the connection: calls are serialised (a transaction is never interleaved with
         # another call) and none of them blocks the event loop.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metasearch-sqlite")
+        self._closed = False
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
@@ -222,6 +223,8 @@ class SqliteState:
         raise AssertionError("unreachable")
 
     async def _run(self, work: Callable[[], T]) -> T:
+        if self._closed:  # answered like any other failed operation: the caller goes on without state
+            raise sqlite3.ProgrammingError("the state store is closed")
         return await asyncio.get_running_loop().run_in_executor(self._thread, work)
 
     @contextlib.contextmanager
@@ -312,10 +315,13 @@ class SqliteState:
         return await self._run(work)
 
     async def close(self) -> None:
+        if self._closed:
+            return
         try:
             await self._run(self._db.close)
-        except RuntimeError:  # no running loop or the executor is gone: close from here
+        except RuntimeError:  # no running loop: close from here
             self._db.close()
+        self._closed = True
         self._thread.shutdown(wait=False)
 
 

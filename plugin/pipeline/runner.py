@@ -139,17 +139,16 @@ class EngineRunner:
         if not run.unreachable and run.status not in ("timeout", "skipped"):
             await plan.network.reached_server()  # something answered: connection failures are the engines'
         if run.status in FAILURE_STATUSES:
-            bench = functools.partial(self._bench, upstream, run, sent_at)
-            if not (run.unreachable and plan.network.hold(bench)):
-                await bench()
+            record = functools.partial(self.cooldowns.failure, upstream, run.status, run.retry_after, run.detail,
+                                       started=sent_at)
+            if not (run.unreachable and plan.network.hold(engine.name, record)):
+                run.detail = self._with_window(run.detail, await record())
         elif run.status != "skipped":  # not admitted (overloaded) says nothing about the engine
             await self.cooldowns.success(upstream)
         return run
 
-    async def _bench(self, upstream: str, run: EngineRun, sent_at: float) -> None:
-        entry = await self.cooldowns.failure(upstream, run.status, run.retry_after, run.detail, started=sent_at)
-        run.detail = (run.detail + "; " if run.detail else "") + \
-            f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
+    def _with_window(self, detail: str, entry) -> str:
+        return (detail + "; " if detail else "") + f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
 
     async def conclude(self, plan: SearchPlan, runs: list[EngineRun]) -> list[str]:
         """End of the search's own engine runs: offline (every engine tried failed to connect, at least two
@@ -157,11 +156,16 @@ class EngineRunner:
         the held failures bench their engines now (and later failures at once)."""
         network = plan.network
         network.concluded = True
-        tried = [run for run in runs if run.status in FAILURE_STATUSES or run.status in ("ok", "empty", "irrelevant", "late")]
+        tried = [run for run in runs
+                 if run.status in FAILURE_STATUSES or run.status in ("ok", "empty", "irrelevant", "late")]
         if not network.reached and len(tried) >= 2 and all(run.unreachable for run in tried):
             network.held.clear()
             for run in tried:
                 run.detail = f"{OFFLINE_DETAIL} ({run.detail})" if run.detail else OFFLINE_DETAIL
             return [OFFLINE_WARNING]
         await network.flush()
+        for run in runs:  # held failures benched since: say so in their reports
+            entry = network.benched.get(run.engine.name)
+            if run.unreachable and entry is not None and "cooling down" not in run.detail:
+                run.detail = self._with_window(run.detail, entry)
         return []
