@@ -117,8 +117,12 @@ class ScrapedEngine(Engine):
         """Adjust the parsed tree before extraction (e.g. drop inline scripts that pollute text)."""
 
     def base_url(self, response: Response) -> str:
-        """What relative links are resolved against: where the page came from."""
-        return response.url if (response.url or "").startswith(("http://", "https://")) else self.url
+        """What relative links are resolved against: where the page came from when that is the engine's own
+        site; otherwise (a mirror, proxy or test endpoint in front of it) the engine's own address, since a
+        results page's relative links are always the engine's own redirectors and pages."""
+        if _same_site(response.url or "", self.url):
+            return response.url
+        return self.url
 
     def items(self, tree, base: str, options: SearchOptions) -> list[Item]:
         """(title, url, snippet, date) of every result container that is not an ad, in page order."""
@@ -219,3 +223,13 @@ class ScrapedEngine(Engine):
 
     def unrecognised(self, response: Response, text: str, tree, query: str, options: SearchOptions) -> Parsed:
         return not_understood(f"no {self.results} results and no no-results message")
+
+
+def _same_site(url: str, own: str) -> bool:
+    """Whether `url` is on the site of the engine address `own` (same host, or a sibling under its last two
+    labels: html.duckduckgo.com for duckduckgo.com)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    site = ".".join((urlsplit(own).hostname or "").split(".")[-2:])
+    return bool(site) and (parts.hostname == site or parts.hostname.endswith("." + site))

@@ -83,6 +83,7 @@ class So360(ScrapedEngine):
         index="so360",
         regions={"zh-CN": "zh-CN"},  # no region switch: 360 serves mainland China
         default_region="zh-CN",
+        paging=True,
         description="360 Search (HTML, www.so.com), Qihoo 360's own Chinese index",
     )
     url = URL
@@ -124,9 +125,6 @@ class So360(ScrapedEngine):
         for node in tree.css("script, style, noscript"):
             node.decompose()
 
-    def base_url(self, response: Response) -> str:
-        # Relative links are 360's own, also when the page came through a mirror or proxy endpoint.
-        return response.url if _host_path(response.url or "")[0].endswith("so.com") else URL
 
     def is_ad(self, block) -> bool:
         if super().is_ad(block) or _NOT_RESULTS.search(attr(block, "id")):

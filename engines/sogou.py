@@ -143,6 +143,7 @@ class Sogou(ScrapedEngine):
         index="sogou",
         regions={"zh-CN": "zh-CN"},  # no region switch: Sogou serves mainland China
         default_region="zh-CN",
+        paging=True,
         description="Sogou web search (HTML), Sogou's own Chinese index",
     )
     url = URL
@@ -186,9 +187,6 @@ class Sogou(ScrapedEngine):
         for node in tree.css("script, style, noscript"):
             node.decompose()
 
-    def base_url(self, response: Response) -> str:
-        # Relative links are Sogou's own, also when the page came through a mirror or proxy endpoint.
-        return response.url if _is_sogou(_host_path(response.url or "")[0]) else URL
 
     def blocks(self, tree) -> list:
         return [block for block in tree.css(self.results) if not _nested(block)]

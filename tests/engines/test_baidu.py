@@ -321,3 +321,13 @@ def test_garbage_is_not_understood(body, options):
 def test_parse_never_raises(body):
     parsed = _parse(body, SearchOptions())
     well_formed(parsed)
+
+
+def test_relative_links_stay_baidus_behind_an_endpoint(options):
+    """Behind a mirror, proxy or test endpoint the page's relative /link?url= wrappers are still Baidu's:
+    they must not become links to the endpoint's host."""
+    page = ('<html><head><title>x_百度搜索</title></head><body><div id="content_left">'
+            + _organic(4, "/link?url=OPAQUE", "Relative wrapper", "摘要文字")
+            + "</div></body></html>")
+    parsed = ENGINE.parse(response_from_bytes(page.encode(), url="http://127.0.0.1:8123/s?wd=q"), "q", options)
+    assert [r.url for r in parsed.rows] == ["https://www.baidu.com/link?url=OPAQUE"]

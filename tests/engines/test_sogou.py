@@ -336,3 +336,11 @@ async def test_search_through_a_loopback_sogou(standins):
     report = next(e for e in response.engines if e.name == "sogou")
     assert report.status == "blocked" and "anti-spider" in report.detail
     assert [seen.path for seen in walled.requests] == ["/web", "/antispider/"]
+
+
+def test_pages_beyond_the_first_are_honoured():
+    from engines.sogou import ENGINE as SOGOU
+    from engines.so360 import ENGINE as SO360
+
+    for engine in (SOGOU, SO360):
+        assert engine.ignored_options(SearchOptions(page=2)) == [], engine.name
