@@ -244,3 +244,23 @@ async def test_a_background_run_yields_its_slot_to_a_search_that_waits(standins)
     # The new search's request took the slot over instead of queueing behind the run nobody waits for.
     assert statuses(second)["brave"] == "late" and len(stuck.requests) == 2
     assert second.engines[1].queue_ms < 1000 and elapsed < 10
+
+
+async def test_metrics_show_queue_time_apart_from_engine_time(standins):
+    from plugin.infra.metrics import Metrics
+
+    engine = await standins(page(bing_page(ROWS), delay=0.2))
+    s = make({"bing": engine.url}, upstream_concurrency=1)
+    metrics = Metrics()
+    for response in await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(3))):
+        metrics.observe(response)
+    await s.close()
+    text = metrics.render()
+    queued = [line for line in text.splitlines() if line.startswith('metasearch_engine_queue_seconds_bucket{engine="bing"')]
+    engine_time = [line for line in text.splitlines()
+                   if line.startswith('metasearch_engine_latency_seconds_bucket{engine="bing"')]
+    assert 'le="0.001"} 1' in queued[0]  # the first search did not wait; the second waited one answer...
+    queue_sum = float(next(line for line in text.splitlines()
+                           if line.startswith('metasearch_engine_queue_seconds_sum{engine="bing"')).split()[-1])
+    assert queue_sum >= 0.3  # ...and the third two: about 0.6 s of queueing in all
+    assert any('le="0.5"} 3' in line for line in engine_time)  # none of which is engine time (~0.2 s each)

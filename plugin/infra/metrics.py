@@ -9,6 +9,7 @@ from plugin.models import SearchResponse
 
 SEARCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 ENGINE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0)
+QUEUE_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
 class Histogram:
@@ -45,6 +46,7 @@ class Metrics:
         self.engine_status: dict[tuple[str, str], int] = defaultdict(int)
         self.search_seconds = Histogram(SEARCH_BUCKETS)
         self.engine_seconds: dict[str, Histogram] = {}
+        self.queue_seconds: dict[str, Histogram] = {}
 
     def bad_input(self) -> None:
         with self._lock:
@@ -62,6 +64,9 @@ class Metrics:
                 if report.latency_ms is not None:
                     histogram = self.engine_seconds.setdefault(report.name, Histogram(ENGINE_BUCKETS))
                     histogram.observe(report.latency_ms / 1000)
+                if getattr(report, "queue_ms", None) is not None:
+                    histogram = self.queue_seconds.setdefault(report.name, Histogram(QUEUE_BUCKETS))
+                    histogram.observe(report.queue_ms / 1000)
 
     def render(self) -> str:
         with self._lock:
@@ -75,8 +80,14 @@ class Metrics:
             lines += ["# HELP metasearch_search_duration_seconds Time to answer a search.",
                       "# TYPE metasearch_search_duration_seconds histogram"]
             lines += self.search_seconds.render("metasearch_search_duration_seconds")
-            lines += ["# HELP metasearch_engine_latency_seconds Time each engine took, including failures.",
+            lines += ["# HELP metasearch_engine_latency_seconds The engine's own time (requests out), failures "
+                      "included; for a late engine, its time until the answer went out. Queue time is apart.",
                       "# TYPE metasearch_engine_latency_seconds histogram"]
             for engine, histogram in sorted(self.engine_seconds.items()):
                 lines += histogram.render("metasearch_engine_latency_seconds", f'engine="{_escape(engine)}"')
+            lines += ["# HELP metasearch_engine_queue_seconds Time each engine's requests waited for admission "
+                      "(our load: per-upstream politeness and the process's pool), not counted as the engine's.",
+                      "# TYPE metasearch_engine_queue_seconds histogram"]
+            for engine, histogram in sorted(self.queue_seconds.items()):
+                lines += histogram.render("metasearch_engine_queue_seconds", f'engine="{_escape(engine)}"')
             return "\n".join(lines) + "\n"
