@@ -185,7 +185,7 @@ class Settings(BaseSettings):
         description="Overall deadline of a search, both tiers, from its first request out (METASEARCH_DEADLINE_MS)")
     quorum: float = Field(0.5, gt=0, le=1,
                           description="Share of the running engines that must have answered before an early answer")
-    grace_ms: int = Field(500, ge=0, le=60000,
+    grace_ms: int = Field(400, ge=0, le=60000,
                           description="Wait after a quorum answered and `limit` rows were kept, for the rest")
     soft_deadline_ms: int = Field(
         2500, ge=0, le=600000,

@@ -337,7 +337,7 @@ async def scenario_cpu(args: argparse.Namespace) -> dict:
                 profiler.disable()
                 import pstats
 
-                pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
+                pstats.Stats(profiler, stream=sys.stderr).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(40)
         finally:
             await searcher.close()
         return {"scenario": f"CPU of one search, {len(HEALTHY)} engines answering real pages at once "

@@ -76,9 +76,22 @@ def url_secrets(url: str | None) -> list[str]:
 
 
 def environment_proxies() -> dict[str, str]:
-    """HTTP(S)_PROXY / ALL_PROXY from the environment, by scheme (lower-case names win, as in curl)."""
-    return {scheme: url for scheme, url in urllib.request.getproxies_environment().items()
-            if scheme in ("http", "https", "all") and url}
+    """HTTP(S)_PROXY / ALL_PROXY from the environment, by scheme (lower-case names win, as in curl).
+
+    Read by name on every request (the environment may change), not by scanning every variable as
+    urllib's getproxies_environment does; same rules, CGI's HTTP_PROXY guard included."""
+    found = {}
+    env = os.environ
+    for scheme in ("http", "https", "all"):
+        lower = env.get(f"{scheme}_proxy")
+        if lower is not None:  # set, even empty: it decides
+            if lower:
+                found[scheme] = lower
+            continue
+        upper = env.get(f"{scheme.upper()}_PROXY")
+        if upper and not (scheme == "http" and "REQUEST_METHOD" in env):  # httpoxy (CVE-2016-1000110)
+            found[scheme] = upper
+    return found
 
 
 def bypassed(host: str) -> bool:

@@ -39,10 +39,20 @@ def is_tracking_param(name: str) -> bool:
     return lowered in _TRACKING_EXACT or lowered.startswith(_TRACKING_PREFIXES)
 
 
+# The same row URL is canonicalised by the gate's filters, the soft deadline's row count and fusion:
+# remembered, since these functions are pure.
+_CACHED = 4096
+
+
 def canonical_url(url: str) -> str | None:
     """A clean absolute http(s) URL, or None when `url` is not one (javascript:, data:, relative...)."""
     if not url or not isinstance(url, str):
         return None
+    return _canonical_url(url)
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _canonical_url(url: str) -> str | None:
     url = unwrap(url.strip())
     try:
         parts = urlsplit(url)
@@ -71,6 +81,13 @@ def canonical_url(url: str) -> str | None:
 
 def identity(url: str) -> str | None:
     """The de-duplication key of a URL; None when the URL is not usable."""
+    if not url or not isinstance(url, str):
+        return None
+    return _identity(url)
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _identity(url: str) -> str | None:
     clean = canonical_url(url)
     if clean is None:
         return None
@@ -98,8 +115,11 @@ def host_of(url: str) -> str:
 def registrable_domain(url_or_host: str) -> str:
     """python.org for https://docs.python.org/3/; the host itself when it has no public suffix."""
     host = host_of(url_or_host) if "/" in url_or_host else url_or_host.lower()
-    if not host:
-        return ""
+    return _registrable(host) if host else ""
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _registrable(host: str) -> str:
     extracted = _extractor()(host)
     if extracted.domain and extracted.suffix:
         return f"{extracted.domain}.{extracted.suffix}"

@@ -19,6 +19,7 @@ situation", with love poems that share only `tình`).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -68,9 +69,16 @@ R = TypeVar("R", bound=_RowLike)
 
 def fold(text: str) -> str:
     """Lower-case with diacritics removed (tình -> tinh, Ærø -> aerø)."""
+    if text.isascii():  # most rows: nothing to decompose, and casefold is lower
+        return text.lower()
     text = text.replace("đ", "d").replace("Đ", "D")
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+    return unicodedata.normalize("NFKD", text).translate(_combining_marks()).casefold()
+
+
+@functools.lru_cache(maxsize=1)
+def _combining_marks() -> dict[int, None]:
+    """Every combining mark (canonical combining class > 0; all below U+20000), for str.translate."""
+    return {cp: None for cp in range(0x300, 0x20000) if unicodedata.combining(chr(cp))}
 
 
 def _row_text(title: str, snippet: str, url: str) -> str:
