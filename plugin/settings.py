@@ -307,6 +307,16 @@ class Settings(BaseSettings):
                 raise ValueError(f"endpoint for {name!r} must be an http(s) URL, got {url!r}")
         return value
 
+    @field_validator("region")
+    @classmethod
+    def _region_is_in_the_vocabulary(cls, value: str | None) -> str | None:
+        from plugin.pipeline.locale import check_region
+
+        try:
+            return check_region(value)
+        except SearchError as exc:
+            raise ValueError(exc.message) from None
+
     @field_validator("proxy")
     @classmethod
     def _proxy_is_a_proxy_url(cls, value: str | None) -> str | None:

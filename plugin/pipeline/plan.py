@@ -29,6 +29,7 @@ class SearchPlan:
     ignore_cooldowns: bool = False  # try benched engines anyway (`search --ignore-cooldowns`)
     # This search's evidence on whether the machine is online; decides what connection failures bench.
     network: Reachability = field(default_factory=Reachability, repr=False, compare=False)
+    warnings: list[str] = field(default_factory=list)  # for the response: what was asked but cannot be served
 
     @property
     def category(self) -> str:
@@ -52,8 +53,14 @@ def make_plan(settings: Settings, query: object, *, now: datetime | None = None,
         candidate = core_words(text)
         if candidate and candidate != text:
             core = candidate
+    warnings = []
+    if request.user_location and not request.region:
+        warnings.append(f"user_location {request.user_location} has no region in the vocabulary; "
+                        + (f"region {settings.region} from the settings applies" if settings.region
+                           else "engines use their own defaults"))
     return SearchPlan(request=request, operators=operators, gate=build_gate(text, settings.gate_min_units),
-                      lead_region="cjk" if has_cjk(text) else "global", now=now, core_query=core)
+                      lead_region="cjk" if has_cjk(text) else "global", now=now, core_query=core,
+                      warnings=warnings)
 
 
 def engine_options(settings: Settings, engine: Engine, plan: SearchPlan) -> SearchOptions:

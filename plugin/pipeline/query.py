@@ -10,11 +10,11 @@ from engines import ENGINES
 from engines.base import SAFESEARCH_LEVELS, TIME_RANGES
 from plugin.errors import INVALID_PARAMETER, QUERY_REQUIRED, QUERY_TOO_LONG, UNKNOWN_ENGINE, SearchError
 from plugin.pipeline.domains import check_domain, check_domains
+from plugin.pipeline.locale import check_region, check_user_location, region_for_country
 from plugin.pipeline.sanitize import QUERY_TEXT, normalise
 
 MAX_QUERY_CHARS = 500
 MIN_LIMIT, MAX_LIMIT = 1, 20
-_REGION = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,4})?$")
 CATEGORIES: tuple[str, ...] = ("web", "news")
 MAX_PAGE = 10  # engines rarely serve deeper pages, and each page costs every engine a request
 
@@ -94,16 +94,6 @@ def check_choice(name: str, raw: object, choices: tuple[str, ...]) -> str | None
     return value  # type: ignore[return-value]
 
 
-def check_region(raw: object) -> str | None:
-    if raw is None or raw == "":
-        return None
-    value = clean_argument(raw) if isinstance(raw, str) else ""
-    if not _REGION.match(value):
-        raise SearchError(INVALID_PARAMETER, f"region must look like en-US or zh-CN, got {str(raw)[:40]!r}",
-                          parameter="region")
-    return value
-
-
 def check_site(raw: object) -> str | None:
     """`site`: the shorthand for a one-domain allow list."""
     if raw is None or raw == "":
@@ -142,12 +132,13 @@ class SearchRequest:
     blocked_domains: tuple[str, ...] = ()
     category: str = "web"
     page: int = 1
+    user_location: str | None = None  # ISO 3166-1 alpha-2 country; `region` is derived from it when not given
 
 
 def check_request(query: object, *, limit: object = None, default_limit: int = 8, engines: object = None,
                   region: object = None, time_range: object = None, site: object = None,
                   safesearch: object = None, allowed_domains: object = None, blocked_domains: object = None,
-                  category: object = None, page: object = None) -> SearchRequest:
+                  category: object = None, page: object = None, user_location: object = None) -> SearchRequest:
     text = clean_query(query)
     checked_limit = clamp_limit(limit, default_limit)
     site_domain = check_site(site)
@@ -159,11 +150,12 @@ def check_request(query: object, *, limit: object = None, default_limit: int = 8
         # As in Anthropic's web_search: one list or the other, so the outcome never depends on precedence.
         raise SearchError(INVALID_PARAMETER, "allowed_domains (or site) and blocked_domains cannot both be given; "
                                              "use one list", parameter="blocked_domains")
+    country = check_user_location(user_location)
     return SearchRequest(
         query=text,
         limit=checked_limit,
         engines=check_engines(engines),  # type: ignore[arg-type]
-        region=check_region(region),
+        region=check_region(region) or region_for_country(country),
         time_range=check_choice("time_range", time_range, TIME_RANGES),
         site=site_domain,
         safesearch=check_choice("safesearch", safesearch, SAFESEARCH_LEVELS),
@@ -171,4 +163,5 @@ def check_request(query: object, *, limit: object = None, default_limit: int = 8
         blocked_domains=blocked,
         category=check_choice("category", category, CATEGORIES) or "web",
         page=check_page(page),
+        user_location=country,
     )

@@ -148,7 +148,7 @@ class Searcher:
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
                      ignore_cooldowns: bool = False, **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
-        safesearch, allowed_domains, blocked_domains, category, page), checked in one place (`plugin.pipeline.query.check_request`).
+        safesearch, allowed_domains, blocked_domains, category, page, user_location), checked in one place (`plugin.pipeline.query.check_request`).
         `ignore_cooldowns` tries benched engines anyway."""
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
             return await self._search(query, now, cache, ignore_cooldowns, options, problems)
@@ -169,7 +169,7 @@ class Searcher:
                 await self.remember_page(plan, query_key, response)
                 return response.model_copy(update={
                     "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
-                    "warnings": [*self.state.warnings, *problems]})
+                    "warnings": [*self.state.warnings, *problems, *plan.warnings]})
         if now is None:  # identical searches in flight share one execution, each caller its own clock
             shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key, query_key, shown,
                                                                           problems))
@@ -195,7 +195,7 @@ class Searcher:
             partial=partial,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
-            warnings=[*self.state.warnings, *problems, *offline],
+            warnings=[*self.state.warnings, *problems, *offline, *plan.warnings],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
         )
@@ -236,16 +236,18 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  site: str | None = None, safesearch: str | None = None, cache: bool = True,
                  allowed_domains: Sequence[str] | str | None = None,
                  blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
-                 page: int | None = None) -> SearchResponse:
+                 page: int | None = None, user_location: str | dict | None = None) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
     domains and their subdomains. `category="news"`: the engines' news verticals. `page=2`: the next
-    results, never repeating a URL an earlier page of the same query showed."""
+    results, never repeating a URL an earlier page of the same query showed. `user_location="DE"` (or
+    `{"country": "DE"}`): the region for that country, unless `region` is given."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
-                                               blocked_domains=blocked_domains, category=category, page=page)
+                                               blocked_domains=blocked_domains, category=category, page=page,
+                                               user_location=user_location)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:

@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no results from this domain or its subdomains (repeatable)")
     search.add_argument("--category", help="web (default) or news")
     search.add_argument("--page", help="1-based page of results; page N never repeats a URL of pages 1..N-1")
+    search.add_argument("--user-location", dest="user_location", metavar="COUNTRY",
+                        help="ISO 3166-1 country such as DE: its region, unless --region is given")
     search.add_argument("--safesearch", help="off, moderate or strict")
     search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
@@ -224,6 +226,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                                          time_range=args.time_range, site=args.site, safesearch=args.safesearch,
                                          allowed_domains=args.allow_domain, blocked_domains=args.block_domain,
                                          category=args.category, page=args.page,
+                                         user_location=args.user_location,
                                          now=now, cache=not args.no_cache)
         finally:
             await searcher.close()

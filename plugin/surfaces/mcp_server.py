@@ -54,12 +54,12 @@ def build_server(settings: Settings | None = None, searcher: Searcher | None = N
     async def web_search(query: Any = None, limit: Any = None, engines: Any = None, region: Any = None,
                          time_range: Any = None, site: Any = None, safesearch: Any = None,
                          allowed_domains: Any = None, blocked_domains: Any = None, category: Any = None,
-                         page: Any = None) -> Annotated[CallToolResult, SearchResponse]:
+                         page: Any = None, user_location: Any = None) -> Annotated[CallToolResult, SearchResponse]:
         try:
             response = await searcher.search(query, limit=limit, engines=engines, region=region,
                                              time_range=time_range, site=site, safesearch=safesearch,
                                              allowed_domains=allowed_domains, blocked_domains=blocked_domains,
-                                             category=category, page=page)
+                                             category=category, page=page, user_location=user_location)
         except SearchError as exc:
             return _error(exc.code, exc.message)
         return CallToolResult(content=[TextContent(type="text", text=render_for_model(response))],

@@ -20,6 +20,16 @@ TOOL_DESCRIPTION = (
 EngineName = Literal[tuple(ENGINES)]  # type: ignore[valid-type]
 
 
+class UserLocation(BaseModel):
+    """Where the user is, as Anthropic's and OpenAI's web search tools take it; only the country is used."""
+
+    type: Literal["approximate"] | None = None
+    country: str = Field(description="ISO 3166-1 alpha-2 country code, e.g. DE.", pattern=r"^[A-Za-z]{2}$")
+    city: str | None = None
+    region: str | None = None
+    timezone: str | None = None
+
+
 class WebSearchArgs(BaseModel):
     """Arguments of the web_search tool."""
 
@@ -29,7 +39,9 @@ class WebSearchArgs(BaseModel):
     limit: int = Field(8, ge=1, le=20, description="How many results to return (1-20; out-of-range values are clamped).")
     engines: list[EngineName] | None = Field(  # type: ignore[valid-type]
         None, description="Engines to ask (default: every enabled engine).")
-    region: str | None = Field(None, description="Region/language such as en-US or zh-CN.", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,4})?$")
+    region: str | None = Field(None, description="Region/language (language-COUNTRY) such as en-US, de-DE or zh-CN; "
+                                                 "an engine that cannot serve it says so in its detail.",
+                               pattern=r"^[A-Za-z]{2,3}[-_][A-Za-z]{2}$")
     time_range: Literal["day", "week", "month", "year"] | None = Field(None, description="Only recent results.")
     site: str | None = Field(None, description="Only results from this domain, e.g. python.org.")
     allowed_domains: list[str] | None = Field(
@@ -44,6 +56,9 @@ class WebSearchArgs(BaseModel):
                            "without one are skipped.")
     page: int = Field(1, ge=1, le=10, description="Page of results (1-10). Page n never repeats a URL shown on "
                                                   "pages 1..n-1 of the same query.")
+    user_location: UserLocation | str | None = Field(
+        None, description="The user's country, {\"country\": \"DE\"} or \"DE\": results for its region "
+                          "(de-DE) unless region is given.")
     safesearch: Literal["off", "moderate", "strict"] | None = Field(None, description="Safe-search level.")
 
 

@@ -2,7 +2,7 @@
 
 GET /search?q=&limit=&engines=&region=&time_range=&site=&safesearch=&no_cache=1 -> SearchResponse JSON
     &allowed_domains=a.com,b.org or &blocked_domains=x.com (comma-separated, or the parameter repeated)
-    &category=web|news &page=N
+    &category=web|news &page=N &user_location=DE
 GET /health  -> {"status": "ok", ...}
 GET /metrics -> Prometheus text format
 """
@@ -31,7 +31,7 @@ async def search_handler(request: web.Request) -> web.Response:
             region=args.get("region"), time_range=args.get("time_range"), site=args.get("site"),
             safesearch=args.get("safesearch"), cache=args.get("no_cache", "") not in ("1", "true", "yes"),
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
-            category=args.get("category"), page=args.get("page"))
+            category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"))
     except SearchError as exc:
         metrics.bad_input()
         return web.json_response(exc.to_dict(), status=400)
