@@ -194,3 +194,20 @@ async def test_http_service_and_mcp_take_category_and_page(standins):
     properties = tools["web_search"].input_schema["properties"]
     assert properties["category"]["enum"] == ["web", "news"] and properties["page"]["maximum"] == 10
     assert page_two.structured_content["page"] == 2 and news.structured_content["category"] == "news"
+
+
+async def test_news_rows_from_the_real_baidu_news_page_carry_date_and_source(standins):
+    from conftest import corpus_path
+
+    body = corpus_path("baidu", "govinfocheck__baidu-news__riben.html").read_bytes()
+    baidu = await standins(page(body))
+    bing = await standins(page(bing_page(ROWS)))
+    s = searcher({"baidu": baidu.url, "bing": bing.url}, limit=10)
+    response = await s.search("日本", category="news", now=datetime(2026, 11, 30, 8, 0, 0))
+    await s.close()
+    reports = {e.name: e for e in response.engines}
+    assert reports["baidu"].status == "ok" and reports["bing"].status == "skipped"
+    assert baidu.requests[0].query["tn"] == ["news"] and not bing.requests  # the news vertical was asked
+    assert len(response.results) == 10
+    assert all(row.date and row.source for row in response.results)
+    assert {"看看新闻Knews", "新京报官微", "环球时报"} <= {row.source for row in response.results}

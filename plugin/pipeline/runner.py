@@ -95,7 +95,7 @@ class EngineRunner:
         reason = engine.disabled_reason(options)
         if reason:
             return EngineRun(engine, tier, "disabled", detail=reason)
-        if plan.category == "news" and not getattr(engine.facts, "news", False):
+        if plan.category == "news" and not engine.facts.news:
             return EngineRun(engine, tier, "skipped", detail="no news vertical")
         upstream = self.settings.upstream(engine.name)
         entry = await self.cooldowns.active(upstream)

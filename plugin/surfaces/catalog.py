@@ -37,6 +37,10 @@ async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None)
             "region": facts.region,
             "index": facts.index,
             "needs_key": facts.key_env is not None,
+            # What the engine can do itself (issue 15): a news vertical, further pages, domain lists.
+            "news": facts.news,
+            "paging": facts.paging,
+            "native_domains": facts.native_domains,
             "key_env": facts.key_env,
             "enabled": reason is None,
             "disabled_reason": reason,
