@@ -161,7 +161,9 @@ class _TomlSource(PydanticBaseSettingsSource):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="METASEARCH_", extra="ignore", validate_default=True, populate_by_name=True
+        env_prefix="METASEARCH_", extra="ignore", validate_default=True, populate_by_name=True,
+        # A rejected value may be a proxy URL with its password, or a key: errors never quote it.
+        hide_input_in_errors=True,
     )
 
     # --- transport ---
@@ -197,10 +199,10 @@ class Settings(BaseSettings):
         description="Engine name -> URL whose scheme, host and port replace the engine's own (mirrors, proxies, tests)",
     )
     proxy: str | None = Field(
-        None, description="Proxy for every engine: http://, https:// or socks5:// (socks needs the socks extra); "
+        None, repr=False, description="Proxy for every engine: http://, https:// or socks5:// (socks needs the socks extra); "
                           "credentials in it are never shown")
     proxies: dict[str, str] = Field(
-        default_factory=dict, description="Engine name -> its own proxy URL, or 'direct' (METASEARCH_PROXIES as JSON)")
+        default_factory=dict, repr=False, description="Engine name -> its own proxy URL, or 'direct' (METASEARCH_PROXIES as JSON)")
     proxy_from_env: bool = Field(
         True, description="Use HTTPS_PROXY / HTTP_PROXY / ALL_PROXY when no proxy is set; NO_PROXY hosts go direct")
     ca_file: Path | None = Field(
@@ -208,7 +210,7 @@ class Settings(BaseSettings):
     user_agent: str | None = Field(
         None, description="User-Agent for every engine instead of each engine's own default")
     extra_headers: dict[str, str] = Field(
-        default_factory=dict, description="Headers added to every request, over the engine's own "
+        default_factory=dict, repr=False, description="Headers added to every request, over the engine's own "
                                           "(METASEARCH_EXTRA_HEADERS as JSON)")
 
     # --- engines ---

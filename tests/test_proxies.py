@@ -384,3 +384,15 @@ async def test_user_agent_and_extra_headers_replace_the_engines_defaults(standin
     assert headers["User-Agent"] == "research-bot/1.0 (+https://example.org/bot)"
     assert headers["Accept-Language"] == "de-DE" and headers["X-Team"] == "search"
     assert list(map(str.lower, headers)).count("accept-language") == 1  # replaced, not doubled
+
+
+def test_settings_errors_and_repr_never_quote_proxy_credentials():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        Settings(proxy=f"ftp://agent:{PASSWORD}@proxy:21")
+    assert PASSWORD not in str(caught.value)
+    settings = Settings(proxy=f"http://agent:{PASSWORD}@proxy:3128",
+                        proxies={"bing": f"socks5://agent:{PASSWORD}@proxy:1080"})
+    assert PASSWORD not in repr(settings) and PASSWORD not in str(settings)
+    assert f"agent:{PASSWORD}" in settings.secret_values() and PASSWORD in settings.secret_values()
