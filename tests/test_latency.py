@@ -264,3 +264,49 @@ async def test_metrics_show_queue_time_apart_from_engine_time(standins):
                            if line.startswith('metasearch_engine_queue_seconds_sum{engine="bing"')).split()[-1])
     assert queue_sum >= 0.3  # ...and the third two: about 0.6 s of queueing in all
     assert any('le="0.5"} 3' in line for line in engine_time)  # none of which is engine time (~0.2 s each)
+
+
+async def test_serve_workers_share_one_port_and_add_up_their_metrics(standins, tmp_path):
+    import json
+
+    import aiohttp
+
+    from conftest import ROOT
+
+    engine = await standins(page(bing_page(ROWS), delay=0.05))
+    with __import__("socket").socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENDPOINTS": json.dumps({"bing": engine.url}),
+           "METASEARCH_ENGINES": '["bing"]'}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", str(port), "--workers", "2", cwd=ROOT,
+        env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    pids = set()
+    try:
+        # A new connection per request, so that the kernel hands them to whichever worker accepts.
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as client:
+            for _ in range(100):
+                try:
+                    async with client.get(f"{base}/health") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.1)
+
+            async def one(i: int) -> None:
+                async with client.get(f"{base}/search", params={"q": f"rust async runtime {i}"}) as resp:
+                    assert resp.status == 200 and (await resp.json())["results"]
+                async with client.get(f"{base}/health") as resp:
+                    pids.add((await resp.json())["pid"])
+
+            await asyncio.gather(*(one(i) for i in range(40)))
+            await asyncio.sleep(2.5)  # every worker has published its counts
+            async with client.get(f"{base}/metrics") as resp:
+                text = await resp.text()
+    finally:
+        proc.terminate()
+        assert await asyncio.wait_for(proc.wait(), 20) == 0
+    assert len(pids) == 2  # both workers answered on the one port
+    assert 'metasearch_engine_status_total{engine="bing",status="ok"} 40' in text  # all 40, whichever answered

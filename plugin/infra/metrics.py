@@ -19,6 +19,15 @@ class Histogram:
         self.total = 0
         self.sum = 0.0
 
+    def to_dict(self) -> dict:
+        return {"counts": self.counts, "total": self.total, "sum": self.sum}
+
+    def add(self, other: dict) -> None:
+        """Add another process's histogram of the same buckets (`to_dict`)."""
+        self.counts = [a + b for a, b in zip(self.counts, other["counts"])]
+        self.total += other["total"]
+        self.sum += other["sum"]
+
     def observe(self, value: float) -> None:
         self.total += 1
         self.sum += value
@@ -67,6 +76,30 @@ class Metrics:
                 if getattr(report, "queue_ms", None) is not None:
                     histogram = self.queue_seconds.setdefault(report.name, Histogram(QUEUE_BUCKETS))
                     histogram.observe(report.queue_ms / 1000)
+
+    def snapshot(self) -> dict:
+        """Everything counted so far, as JSON-able data (`merged` adds snapshots of other workers)."""
+        with self._lock:
+            return {"searches": dict(self.searches),
+                    "engine_status": [[e, st, n] for (e, st), n in self.engine_status.items()],
+                    "search_seconds": self.search_seconds.to_dict(),
+                    "engine_seconds": {k: h.to_dict() for k, h in self.engine_seconds.items()},
+                    "queue_seconds": {k: h.to_dict() for k, h in self.queue_seconds.items()}}
+
+    def merged(self, snapshots: list[dict]) -> "Metrics":
+        """These counts plus other processes' snapshots (the workers of one `serve`)."""
+        total = Metrics()
+        for snap in [self.snapshot(), *snapshots]:
+            for outcome, n in snap["searches"].items():
+                total.searches[outcome] += n
+            for engine, status, n in snap["engine_status"]:
+                total.engine_status[(engine, status)] += n
+            total.search_seconds.add(snap["search_seconds"])
+            for field, buckets in (("engine_seconds", ENGINE_BUCKETS), ("queue_seconds", QUEUE_BUCKETS)):
+                histograms = getattr(total, field)
+                for engine, data in snap[field].items():
+                    histograms.setdefault(engine, Histogram(buckets)).add(data)
+        return total
 
     def render(self) -> str:
         with self._lock:

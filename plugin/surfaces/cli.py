@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve GET /search, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
     return parser
 
 
@@ -279,7 +280,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from plugin.surfaces.service import serve
 
-    serve(load_settings(args), host=args.host, port=args.port)
+    workers = _int_flag("--workers", args.workers, 1, 64)
+    serve(load_settings(args), host=args.host, port=args.port, workers=workers)
     return 0
 
 

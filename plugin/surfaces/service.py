@@ -5,20 +5,35 @@ GET /search?q=&limit=&engines=&region=&time_range=&site=&safesearch=&no_cache=1 
     &category=web|news &page=N &user_location=DE
 GET /health  -> {"status": "ok", ...}
 GET /metrics -> Prometheus text format
+
+`--workers N` (setting `workers`) runs N processes accepting on one listening socket, so a service
+uses the machine's cores (one event loop is one core). They share cooldowns, the cache and budgets
+through the state store (SQLite or Redis) as separate CLI processes do; /metrics adds up every worker.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 from aiohttp import web
 
 from plugin.errors import SearchError
+from plugin.infra.logs import get_logger
 from plugin.infra.metrics import Metrics
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from plugin.version import VERSION
 
+log = get_logger("metasearch.service")
+
 SEARCHER = web.AppKey("searcher", Searcher)
 METRICS = web.AppKey("metrics", Metrics)
+# Where the workers of one `serve --workers N` leave their counts for each other's /metrics.
+SHARED_METRICS = web.AppKey("shared_metrics", Path)
+SNAPSHOT_EVERY_S = 1.0
+RESTARTS_ALLOWED = 10
 
 
 async def search_handler(request: web.Request) -> web.Response:
@@ -42,21 +57,41 @@ async def search_handler(request: web.Request) -> web.Response:
 async def health_handler(request: web.Request) -> web.Response:
     searcher = request.app[SEARCHER]
     return web.json_response({"status": "ok", "version": VERSION, "state": searcher.state.backend,
-                              "warnings": list(searcher.state.warnings)})
+                              "warnings": list(searcher.state.warnings), "pid": os.getpid()})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
-    return web.Response(text=request.app[METRICS].render(), content_type="text/plain",
+    metrics = request.app[METRICS]
+    shared = request.app.get(SHARED_METRICS)
+    if shared is not None:  # one of several workers: add up the others' latest counts
+        metrics = metrics.merged(_other_snapshots(shared))
+    return web.Response(text=metrics.render(), content_type="text/plain",
                         headers={"X-Content-Type-Options": "nosniff"})
 
 
-def build_app(settings: Settings, searcher: Searcher | None = None) -> web.Application:
+def _other_snapshots(shared: Path) -> list[dict]:
+    found = []
+    for path in shared.glob("*.json"):
+        if path.stem == str(os.getpid()):
+            continue
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):  # a worker gone, or a file being replaced
+            continue
+    return found
+
+
+def build_app(settings: Settings, searcher: Searcher | None = None, shared_metrics: Path | None = None
+              ) -> web.Application:
     app = web.Application()
     app[SEARCHER] = searcher or Searcher(settings)
     app[METRICS] = Metrics()
     app.router.add_get("/search", search_handler)
     app.router.add_get("/health", health_handler)
     app.router.add_get("/metrics", metrics_handler)
+    if shared_metrics is not None:
+        app[SHARED_METRICS] = shared_metrics
+        app.cleanup_ctx.append(_publish_metrics)
 
     async def close(app: web.Application) -> None:
         await app[SEARCHER].close()
@@ -65,10 +100,103 @@ def build_app(settings: Settings, searcher: Searcher | None = None) -> web.Appli
     return app
 
 
-def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080) -> None:
+async def _publish_metrics(app: web.Application):
+    """Write this worker's counts where the other workers read them, every second."""
+    import asyncio
+
+    path = app[SHARED_METRICS] / f"{os.getpid()}.json"
+
+    def write() -> None:
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(app[METRICS].snapshot()))
+        temporary.replace(path)
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(SNAPSHOT_EVERY_S)
+            try:
+                write()
+            except OSError as exc:
+                log.warning("could not share metrics in %s: %s", path.parent, exc)
+
+    task = asyncio.get_running_loop().create_task(loop())
+    yield
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+
+
+def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers: int | None = None) -> None:
     import logging
 
     from plugin.infra.logs import configure
 
     configure(getattr(logging, settings.log.upper(), logging.WARNING))
-    web.run_app(build_app(settings), host=host, port=port, print=None)
+    workers = workers or settings.workers
+    if workers <= 1:
+        web.run_app(build_app(settings), host=host, port=port, print=None)
+    else:
+        serve_workers(settings, host, port, workers)
+
+
+def serve_workers(settings: Settings, host: str, port: int, workers: int) -> None:
+    """Bind once, fork `workers` processes that all accept on the socket, and wait for them. A worker
+    that dies is replaced (up to RESTARTS_ALLOWED times); SIGINT or SIGTERM stops them all."""
+    import shutil
+    import signal
+    import socket
+    import tempfile
+
+    sock = socket.create_server((host, port), backlog=1024)  # an address in use fails here, at once
+    shared = Path(tempfile.mkdtemp(prefix="metasearch-serve-"))
+    children: dict[int, int] = {}
+    stopping = False
+
+    def start(index: int) -> None:
+        pid = os.fork()
+        if pid == 0:  # the worker: its own event loop, searcher and state store, made after the fork
+            code = 0
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                web.run_app(build_app(settings, shared_metrics=shared), sock=sock, print=None)
+            except BaseException:  # noqa: BLE001 - a worker reports and exits; the parent decides
+                log.exception("worker %d failed", index)
+                code = 1
+            finally:
+                os._exit(code)
+        children[pid] = index
+
+    def stop(signum=None, frame=None) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    for index in range(workers):
+        start(index)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    restarts = 0
+    try:
+        while children:
+            pid, status = os.wait()
+            index = children.pop(pid, None)
+            (shared / f"{pid}.json").unlink(missing_ok=True)
+            if index is None or stopping:
+                continue
+            restarts += 1
+            log.warning("worker %d (pid %d) exited with status %d; %s", index, pid, os.waitstatus_to_exitcode(status),
+                        "restarting it" if restarts <= RESTARTS_ALLOWED else "too many restarts, stopping")
+            if restarts <= RESTARTS_ALLOWED:
+                start(index)
+            else:
+                stop()
+    finally:
+        sock.close()
+        shutil.rmtree(shared, ignore_errors=True)
