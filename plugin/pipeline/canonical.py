@@ -11,9 +11,8 @@ from __future__ import annotations
 import functools
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-import tldextract
-
 from engines.redirects import unwrap
+from plugin.pipeline.suffixes import registrable
 
 _TRACKING_EXACT = frozenset({
     "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "yclid", "twclid", "ttclid",
@@ -26,12 +25,6 @@ _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hmsr", "hmpl", "hmcu", "hmkw", "hm
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters left unescaped when normalising a path for identity.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
-
-
-@functools.lru_cache(maxsize=1)
-def _extractor() -> tldextract.TLDExtract:
-    # The bundled public-suffix snapshot only: never reach for the network.
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 def is_tracking_param(name: str) -> bool:
@@ -120,7 +113,5 @@ def registrable_domain(url_or_host: str) -> str:
 
 @functools.lru_cache(maxsize=_CACHED)
 def _registrable(host: str) -> str:
-    extracted = _extractor()(host)
-    if extracted.domain and extracted.suffix:
-        return f"{extracted.domain}.{extracted.suffix}"
-    return host
+    # The public suffix list as tldextract's bundled snapshot has it, never the network (suffixes.py).
+    return registrable(host) or host
