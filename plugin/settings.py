@@ -331,12 +331,12 @@ class Settings(BaseSettings):
     def _proxies_are_per_known_engine(cls, value: dict[str, str]) -> dict[str, str]:
         from plugin.infra.egress import DIRECT, check_proxy_url
 
+        checked = {}
         for name, url in value.items():
             if name not in ENGINES:
                 raise ValueError(f"proxies: unknown engine {name!r}")
-            if url.strip().lower() != DIRECT:
-                check_proxy_url(url)
-        return value
+            checked[name] = DIRECT if url.strip().lower() == DIRECT else check_proxy_url(url)
+        return checked
 
     @field_validator("user_agent", "extra_headers")
     @classmethod

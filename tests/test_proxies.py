@@ -396,3 +396,12 @@ def test_settings_errors_and_repr_never_quote_proxy_credentials():
                         proxies={"bing": f"socks5://agent:{PASSWORD}@proxy:1080"})
     assert PASSWORD not in repr(settings) and PASSWORD not in str(settings)
     assert f"agent:{PASSWORD}" in settings.secret_values() and PASSWORD in settings.secret_values()
+
+
+async def test_a_proxy_without_a_scheme_is_an_http_proxy_as_curl_reads_it(standins, proxies, monkeypatch):
+    bing = await standins(page(bing_page(ROWS)))
+    proxy = await proxies(HttpProxy)
+    monkeypatch.setenv("http_proxy", f"127.0.0.1:{proxy.port}")
+    assert (await search(bing_settings(bing.url))).engines[0].status == "ok"
+    assert Settings(proxy=f"127.0.0.1:{proxy.port}").proxy == proxy.url()
+    assert len(proxy.seen) == 1

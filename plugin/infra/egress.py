@@ -22,9 +22,16 @@ SOCKS_SCHEMES = ("socks5", "socks5h", "socks4")
 DIRECT = "direct"
 
 
+def with_scheme(url: str) -> str:
+    """`host:3128` is an HTTP proxy, as curl reads HTTPS_PROXY and friends."""
+    url = url.strip()
+    return url if "://" in url else f"http://{url}"
+
+
 def check_proxy_url(url: str) -> str:
     """A proxy URL with a known scheme and a host, else ValueError (a settings error)."""
-    parts = urlsplit(url.strip())
+    url = with_scheme(url)
+    parts = urlsplit(url)
     if parts.scheme.lower() not in PROXY_SCHEMES or not parts.hostname:
         raise ValueError(f"a proxy must be a URL such as http://host:3128 or socks5://host:1080, "
                          f"got {mask_url(url)!r}")
@@ -36,7 +43,7 @@ def check_proxy_url(url: str) -> str:
         raise ValueError(f"proxy {mask_url(url)!r} must not have a path or query")
     if parts.scheme.lower() in SOCKS_SCHEMES and not socks_available():
         raise ValueError(f"{parts.scheme} proxies need the socks extra: pip install 'metasearch[socks]'")
-    return url.strip()
+    return url
 
 
 def socks_available() -> bool:
@@ -85,12 +92,12 @@ def environment_proxies() -> dict[str, str]:
     for scheme in ("http", "https", "all"):
         lower = env.get(f"{scheme}_proxy")
         if lower is not None:  # set, even empty: it decides
-            if lower:
-                found[scheme] = lower
+            if lower.strip():
+                found[scheme] = with_scheme(lower)
             continue
         upper = env.get(f"{scheme.upper()}_PROXY")
         if upper and not (scheme == "http" and "REQUEST_METHOD" in env):  # httpoxy (CVE-2016-1000110)
-            found[scheme] = upper
+            found[scheme] = with_scheme(upper)
     return found
 
 
