@@ -405,3 +405,25 @@ async def test_a_proxy_without_a_scheme_is_an_http_proxy_as_curl_reads_it(standi
     assert (await search(bing_settings(bing.url))).engines[0].status == "ok"
     assert Settings(proxy=f"127.0.0.1:{proxy.port}").proxy == proxy.url()
     assert len(proxy.seen) == 1
+
+
+def test_proxy_choice_order_and_scheme(monkeypatch):
+    from plugin.infra.egress import choose_proxy
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://secure-proxy:3128")
+    monkeypatch.setenv("http_proxy", "http://plain-proxy:3128")
+    monkeypatch.setenv("ALL_PROXY", "socks5://all-proxy:1080")
+    choose = lambda url, engine="bing", proxy=None, per_engine={}, env=True: choose_proxy(  # noqa: E731
+        url, engine, proxy, per_engine, env)
+    assert choose("https://www.bing.com/search") == "http://secure-proxy:3128"  # by the target's scheme
+    assert choose("http://www.bing.com/search") == "http://plain-proxy:3128"
+    monkeypatch.delenv("HTTPS_PROXY")
+    assert choose("https://www.bing.com/search") == "socks5://all-proxy:1080"  # ALL_PROXY as the fallback
+    assert choose("https://www.bing.com/search", env=False) is None
+    assert choose("https://www.bing.com/search", proxy="http://set:1") == "http://set:1"  # the setting first
+    per_engine = {"bing": "socks5://bing-only:1080", "baidu": "direct"}
+    assert choose("https://www.bing.com/", proxy="http://set:1", per_engine=per_engine) == "socks5://bing-only:1080"
+    assert choose("https://www.baidu.com/", "baidu", proxy="http://set:1", per_engine=per_engine) is None
+    monkeypatch.setenv("NO_PROXY", ".bing.com")
+    assert choose("https://www.bing.com/", proxy="http://set:1", per_engine=per_engine) is None  # NO_PROXY wins
+    assert choose("https://www.baidu.com/s", "mojeek", proxy="http://set:1") == "http://set:1"
