@@ -36,6 +36,8 @@ class EngineReport(BaseModel):
     rows: int = Field(0, description="Rows the engine's page held")
     kept: int = Field(0, description="Rows that survived filters and the relevance gate")
     detail: str = ""
+    cached: bool = Field(False, description="True when this engine's answer came from the answer cache "
+                                            "(asked within cache_ttl_s before), not from the engine now")
 
 
 class SearchResponse(BaseModel):
@@ -46,6 +48,7 @@ class SearchResponse(BaseModel):
     elapsed_ms: int
     recognised: list[str] = Field(default_factory=list, description="Operators recognised in the query")
     warnings: list[str] = Field(default_factory=list)
-    cached: bool = Field(False, description="True when answered from the result cache")
+    cached: bool = Field(False, description="True when every engine answer came from the answer cache "
+                                            "(each engine report says so per engine)")
     category: Literal["web", "news"] = Field("web", description="web, or news (engines' news verticals)")
     page: int = Field(1, description="1-based page; page n never repeats a URL of pages 1..n-1 of the same query")

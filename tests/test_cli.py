@@ -81,7 +81,7 @@ async def test_search_json_against_a_stand_in(standins):
     assert data["results"][0]["engines"] == ["bing"]
     assert data["engines"][0] == {"name": "bing", "tier": "primary", "status": "ok", "latency_ms":
                                   data["engines"][0]["latency_ms"], "queue_ms": 0, "rows": 1, "kept": 1,
-                                  "detail": ""}
+                                  "detail": "", "cached": False}
     assert set(data) >= {"query", "results", "engines", "partial", "elapsed_ms"}
 
 

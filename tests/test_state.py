@@ -119,7 +119,9 @@ async def test_the_cache_answers_a_repeated_query_without_the_engines(standins):
         assert len(engine.requests) == 1
         fresh = await searcher.search("rust async", cache=False)
         assert fresh.cached is False and len(engine.requests) == 2
-        other = await searcher.search("rust async", limit=3)  # different options, different entry
+        same_ask = await searcher.search("rust async", limit=3)  # the engine is asked for 10 rows either way
+        assert same_ask.cached is True and len(engine.requests) == 2
+        other = await searcher.search("rust async", limit=15)  # asked for 15 rows: another answer
         assert other.cached is False and len(engine.requests) == 3
     # ...and across processes, through the embedded store; --no-cache bypasses it.
     env = {"METASEARCH_CACHE_TTL_S": "300"}
@@ -130,14 +132,27 @@ async def test_the_cache_answers_a_repeated_query_without_the_engines(standins):
     assert len(engine.requests) == 5
 
 
-async def test_partial_answers_are_not_cached(standins):
+async def test_a_failing_engine_keeps_no_other_answer_out_of_the_cache_and_is_never_cached(standins):
+    """Per engine answers (issue 10): while one engine fails, the others' answers are still cached; the
+    failure itself is not, so that engine is asked again once its cooldown is over."""
     good = await standins(page(bing_page(ROWS)))
     broken = await standins(page("down", status=500))
     settings = Settings(endpoints={"bing": good.url, "duckduckgo-html": broken.url},
                         engines=["bing", "duckduckgo-html"], cache_ttl_s=300)
     async with Searcher(settings) as searcher:
-        assert (await searcher.search("rust async")).partial is True
-        assert (await searcher.search("rust async")).cached is False
+        first = await searcher.search("rust async")
+        assert first.partial is True and first.cached is False
+        second = await searcher.search("rust async")
+        reports = {e.name: e for e in second.engines}
+        assert reports["bing"].status == "ok" and reports["bing"].cached is True
+        assert reports["duckduckgo-html"].status == "cooldown" and reports["duckduckgo-html"].cached is False
+        assert second.cached is True  # every engine answer came from the cache
+        assert [r.url for r in second.results] == [r.url for r in first.results]
+        assert len(good.requests) == 1
+        third = await searcher.search("rust async", ignore_cooldowns=True)
+        reports = {e.name: e for e in third.engines}
+        assert reports["duckduckgo-html"].status == "error" and len(broken.requests) == 2  # asked again
+        assert reports["bing"].cached is True and third.cached is True
 
 
 async def test_redis_killed_mid_run_degrades_to_the_embedded_store(standins, redis_server, tmp_path):
@@ -248,7 +263,8 @@ async def test_the_service_answers_and_its_metrics_count(standins):
                 data = await resp.json()
                 assert resp.status == 200 and data["results"][0]["url"].startswith("https://")
                 assert {e["name"]: e["status"] for e in data["engines"]} == {"bing": "ok", "duckduckgo-html": "error"}
-            async with client.get(f"{base}/search", params={"q": "rust async", "engines": "bing"}) as resp:
+            async with client.get(f"{base}/search", params={"q": "rust async", "engines": "bing",
+                                                             "no_cache": "1"}) as resp:
                 assert (await resp.json())["engines"][0]["status"] == "ok"
             async with client.get(f"{base}/search", params={"q": "rust async", "engines": "bing"}) as resp:
                 assert (await resp.json())["cached"] is True

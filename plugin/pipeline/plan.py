@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from engines.base import Engine, SearchOptions
 from engines.script import has_cjk
@@ -27,6 +28,8 @@ class SearchPlan:
     now: datetime
     core_query: str | None  # the core-word variant for a long CJK query, when it differs
     ignore_cooldowns: bool = False  # try benched engines anyway (`search --ignore-cooldowns`)
+    # The per-engine answer cache: "use" (read and write), "refresh" (write only: --no-cache), "off".
+    answer_cache: Literal["use", "refresh", "off"] = "off"
     # This search's evidence on whether the machine is online; decides what connection failures bench.
     network: Reachability = field(default_factory=Reachability, repr=False, compare=False)
     warnings: list[str] = field(default_factory=list)  # for the response: what was asked but cannot be served

@@ -26,6 +26,7 @@ from plugin.infra.logs import get_logger
 from plugin.infra.state import State
 from plugin.infra.transport import Transport, TransportError, redact
 from plugin.models import FAILURE_STATUSES, EngineReport
+from plugin.pipeline.answers import Answer, AnswerCache
 from plugin.pipeline.filters import judge
 from plugin.pipeline.plan import SearchPlan, engine_options
 from plugin.settings import Settings
@@ -51,11 +52,12 @@ class EngineRun:
     queue_ms: int | None = None
     retry_after: float | None = None
     unreachable: bool = False  # failed to connect at all (DNS, refused, no route)
+    cached: bool = False  # the answer came from the answer cache
 
     def report(self) -> EngineReport:
         return EngineReport(name=self.engine.name, tier=self.tier, status=self.status,  # type: ignore[arg-type]
                             latency_ms=self.latency_ms, queue_ms=self.queue_ms, rows=self.rows,
-                            kept=len(self.kept), detail=self.detail)
+                            kept=len(self.kept), detail=self.detail, cached=self.cached)
 
 
 class EngineRunner:
@@ -68,6 +70,7 @@ class EngineRunner:
         self.state = state
         self.cooldowns = cooldowns
         self.secrets = secrets
+        self.answers = AnswerCache(settings, state)
 
     def clock(self) -> EngineClock:
         return EngineClock(self.settings.timeout_ms / 1000, self.settings.admission_wait_ms / 1000)
@@ -90,6 +93,17 @@ class EngineRunner:
         return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, all_rows=list(parsed.rows),
                          detail=detail, retry_after=parsed.retry_after)
 
+    def retried_verdict(self, engine: Engine, tier: str, answer: Answer, plan: SearchPlan) -> EngineRun:
+        run = self.verdict(engine, tier, answer.parsed, plan)
+        run.detail = f"retried with core words {answer.core_query!r}" + (f"; {run.detail}" if run.detail else "")
+        return run
+
+    def from_cache(self, engine: Engine, tier: str, answer: Answer, plan: SearchPlan) -> EngineRun:
+        run = (self.retried_verdict(engine, tier, answer, plan) if answer.core_query
+               else self.verdict(engine, tier, answer.parsed, plan))
+        run.cached = True
+        return run
+
     async def run(self, engine: Engine, tier: str, plan: SearchPlan, clock: EngineClock | None = None) -> EngineRun:
         options = engine_options(self.settings, engine, plan)
         reason = engine.disabled_reason(options)
@@ -98,7 +112,11 @@ class EngineRunner:
         if plan.category == "news" and not engine.facts.news:
             return EngineRun(engine, tier, "skipped", detail="no news vertical")
         upstream = self.settings.upstream(engine.name)
-        entry = await self.cooldowns.active(upstream)
+        if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
+            answer = await self.answers.get(engine, plan.operators.text, options)
+            if answer is not None:
+                return self.from_cache(engine, tier, answer, plan)
+        entry = None if plan.ignore_cooldowns else await self.cooldowns.active(upstream)
         if entry is not None:
             left = max(0, entry.until - self.cooldowns.clock())
             return EngineRun(engine, tier, "cooldown",
@@ -114,13 +132,13 @@ class EngineRunner:
         run = EngineRun(engine, tier, "error")
         try:
             parsed = await self.exchange(engine, plan.operators.text, options, clock)
+            answer = Answer(parsed)
             run = self.verdict(engine, tier, parsed, plan)
             if plan.core_query and not run.kept and parsed.status in ("ok", "empty"):
-                retried = self.verdict(engine, tier,
-                                       await self.exchange(engine, plan.core_query, options, clock), plan)
-                retried.detail = f"retried with core words {plan.core_query!r}" + (
-                    f"; {retried.detail}" if retried.detail else "")
-                run = retried
+                answer = Answer(await self.exchange(engine, plan.core_query, options, clock), plan.core_query)
+                run = self.retried_verdict(engine, tier, answer, plan)
+            if plan.answer_cache != "off" and self.answers.enabled:
+                await self.answers.put(engine, plan.operators.text, options, answer)  # failures are not kept
         except TransportError as exc:
             run = EngineRun(engine, tier, exc.kind, detail=exc.detail, unreachable=exc.reason == "unreachable")
         except (asyncio.TimeoutError, TimeoutError):

@@ -41,6 +41,10 @@ from plugin.pipeline.sanitize import clean_snippet, clean_title
 from plugin.settings import Settings
 
 
+# Engine statuses that are an answer (the engine was asked, now or within the cache's lifetime).
+ANSWERED = frozenset({"ok", "empty", "irrelevant"})
+
+
 class Searcher:
     """Owns what outlives one search (the HTTP session, the state store, cooldowns); `search` runs one."""
 
@@ -122,8 +126,9 @@ class Searcher:
         ]
 
     def cache_key(self, plan: SearchPlan) -> str:
+        """Identity of a search, shared by identical searches in flight."""
         key = cache_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
-        return key + ":ignore-cooldowns" if plan.ignore_cooldowns else key
+        return f"{key}:{plan.answer_cache}" + (":ignore-cooldowns" if plan.ignore_cooldowns else "")
 
     def query_key(self, plan: SearchPlan) -> str:
         return pages.query_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
@@ -158,27 +163,21 @@ class Searcher:
         started = time.perf_counter()
         plan = self.plan(query, now=now, **options)
         plan.ignore_cooldowns = ignore_cooldowns
+        # Per-engine answers (answers.py): read and written; --no-cache refreshes them; a pinned moment
+        # (replay, bench) neither reads nor writes.
+        if self.settings.cache_ttl_s > 0 and now is None:
+            plan.answer_cache = "use" if cache else "refresh"
         query_key = self.query_key(plan)
         shown = await self.shown_before(plan, query_key, query, now, cache, options) if plan.page > 1 else set()
-        use_cache = cache and self.settings.cache_ttl_s > 0 and now is None
         key = self.cache_key(plan)
-        if use_cache:
-            hit = await self.state.cache_get(key)
-            if hit is not None:
-                response = SearchResponse.model_validate_json(hit)
-                await self.remember_page(plan, query_key, response)
-                return response.model_copy(update={
-                    "cached": True, "elapsed_ms": int((time.perf_counter() - started) * 1000),
-                    "warnings": [*self.state.warnings, *problems, *plan.warnings]})
         if now is None:  # identical searches in flight share one execution, each caller its own clock
-            shared = await self._searches.run(key, lambda: self._execute(plan, use_cache, key, query_key, shown,
-                                                                          problems))
+            shared = await self._searches.run(key, lambda: self._execute(plan, query_key, shown, problems))
             return shared.model_copy(update={"query": plan.request.query,
                                              "elapsed_ms": int((time.perf_counter() - started) * 1000)})
-        return await self._execute(plan, use_cache, key, query_key, shown, problems)
+        return await self._execute(plan, query_key, shown, problems)
 
-    async def _execute(self, plan: SearchPlan, use_cache: bool, key: str, query_key: str,
-                       shown: set[str], problems: list[str]) -> SearchResponse:
+    async def _execute(self, plan: SearchPlan, query_key: str, shown: set[str], problems: list[str]
+                       ) -> SearchResponse:
         """One search run; `shown`: URL identities of the query's earlier pages, left out."""
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
@@ -198,11 +197,11 @@ class Searcher:
             warnings=[*self.state.warnings, *problems, *offline, *plan.warnings],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
+            # Every engine answer from the cache (none asked now); a response without answers is not "cached".
+            cached=any(run.cached for run in runs) and all(run.cached for run in runs if run.status in ANSWERED),
         )
         response = self._without_secrets(response)
         await self.remember_page(plan, query_key, response)
-        if use_cache and not response.partial:
-            await self.state.cache_put(key, response.model_dump_json(), self.settings.cache_ttl_s)
         return response
 
     def _without_secrets(self, response: SearchResponse) -> SearchResponse:
