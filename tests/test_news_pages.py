@@ -211,3 +211,21 @@ async def test_news_rows_from_the_real_baidu_news_page_carry_date_and_source(sta
     assert len(response.results) == 10
     assert all(row.date and row.source for row in response.results)
     assert {"看看新闻Knews", "新京报官微", "环球时报"} <= {row.source for row in response.results}
+
+
+async def test_rows_that_just_missed_page_one_lead_page_two(standins):
+    # The engine's pages are disjoint; page 1 showed 4 of its first 6 rows. The other 2 are not lost
+    # behind its second page: they lead page 2, and page 2 in a fresh searcher (another process) agrees.
+    first, second = ROWS[:6], [(f"Python asyncio more {i}", f"https://more{i}.example.net/asyncio",
+                                f"python asyncio more {i}") for i in range(1, 7)]
+    bing = await standins(sequence(page(bing_page(first)), page(bing_page(second))))
+    s = searcher({"bing": bing.url}, limit=4)
+    one = await s.search("python asyncio")
+    await s.close()
+    s = searcher({"bing": bing.url}, limit=4)
+    two = await s.search("python asyncio", page=2)
+    await s.close()
+    assert urls(one) == [url for _, url, _ in first[:4]]
+    assert urls(two)[:2] == [url for _, url, _ in first[4:6]]
+    assert urls(two)[2:] == [url for _, url, _ in second[:2]]
+    assert len(bing.requests) == 2

@@ -1,6 +1,10 @@
 """More results: page n of a query asks every engine for its page n, and never shows a URL that pages
 1..n-1 of the same query showed.
 
+Page n ranks each engine's rows of pages 1..n together (earlier pages' rows first, as the engine
+ordered them), so a good row that just missed the cut of page 1 leads page 2 instead of being lost
+behind the engines' second pages.
+
 What each page showed is kept in the state store (the embedded SQLite file by default, or Redis), so a
 harness that spawns one process per call gets page 2 right after page 1 ran in another process. The
 memory is keyed by everything that decides the answer except the page and the limit; a page that was
@@ -11,8 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Mapping, Sequence
 
+from engines.base import Row
 from plugin.infra.state import State
 from plugin.pipeline.plan import SearchPlan
 from plugin.settings import Settings
@@ -35,18 +42,37 @@ def _slot(key: str, page: int) -> str:
     return f"pages:{key}:{page}"
 
 
-async def shown_on(state: State, key: str, page: int) -> list[str] | None:
-    """URL identities page `page` of this query showed, or None when it is not remembered."""
+@dataclass
+class PageMemory:
+    shown: list[str]  # URL identities the page showed
+    rows: dict[str, list[Row]] = field(default_factory=dict)  # engine -> the rows it kept for that page
+
+
+def _row_data(row: Row) -> list:
+    return [row.title, row.url, row.snippet, row.position, row.date.isoformat() if row.date else None, row.source]
+
+
+def _row(data: list) -> Row:
+    title, url, snippet, position, when, source = data
+    return Row(title=title, url=url, snippet=snippet, position=int(position),
+               date=date.fromisoformat(when) if when else None, source=source)
+
+
+async def recalled(state: State, key: str, page: int) -> PageMemory | None:
+    """What page `page` of this query showed and the rows it ranked, or None when not remembered."""
     raw = await state.cache_get(_slot(key, page))
     if raw is None:
         return None
     try:
         found = json.loads(raw)
-    except ValueError:
-        return None
-    return [item for item in found if isinstance(item, str)] if isinstance(found, list) else None
+        shown = [item for item in found["shown"] if isinstance(item, str)]
+        rows = {engine: [_row(item) for item in items] for engine, items in found.get("rows", {}).items()}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None  # an unreadable memory is a page to work out again
+    return PageMemory(shown=shown, rows=rows)
 
 
-async def remember(state: State, key: str, page: int, identities: Sequence[str], ttl_s: float) -> None:
-    if ttl_s > 0:
-        await state.cache_put(_slot(key, page), json.dumps(list(identities)), ttl_s)
+async def remember(state: State, key: str, page: int, shown: Sequence[str],
+                   rows: Mapping[str, Sequence[Row]], ttl_s: float) -> None:
+    data = {"shown": list(shown), "rows": {engine: [_row_data(r) for r in kept] for engine, kept in rows.items()}}
+    await state.cache_put(_slot(key, page), json.dumps(data, ensure_ascii=False), ttl_s)

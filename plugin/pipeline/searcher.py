@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Sequence
 
 from engines import ENGINES
-from engines.base import Engine
+from engines.base import Engine, Row
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.logs import register_secrets
@@ -104,15 +104,18 @@ class Searcher:
             primary, fallback = fallback, []
         return await self.tiers.run(plan, primary, fallback)
 
-    def rank(self, plan: SearchPlan, runs: Sequence[EngineRun], shown: set[str] = frozenset()  # type: ignore[assignment]
-             ) -> list[ResultRow]:
-        """The fused rows cut to the limit, leaving out URL identities in `shown` (earlier pages)."""
-        lists = [
-            EngineList(engine=run.engine.name, weight=self.settings.weights.get(run.engine.name,
-                                                                                 run.engine.facts.weight),
-                       region=run.engine.facts.region, index=run.engine.facts.index, rows=run.kept)
-            for run in runs if run.kept
-        ]
+    def rank(self, plan: SearchPlan, runs: Sequence[EngineRun], shown: set[str] = frozenset(),  # type: ignore[assignment]
+             earlier: dict[str, list[Row]] | None = None) -> list[ResultRow]:
+        """The fused rows cut to the limit. For page n: each engine's rows of earlier pages (`earlier`)
+        rank ahead of its rows of this page, and URL identities in `shown` (earlier pages) are left out."""
+        earlier = earlier or {}
+        lists = []
+        for run in runs:
+            rows = [*earlier.get(run.engine.name, ()), *run.kept]
+            if rows:
+                lists.append(EngineList(engine=run.engine.name,
+                                        weight=self.settings.weights.get(run.engine.name, run.engine.facts.weight),
+                                        region=run.engine.facts.region, index=run.engine.facts.index, rows=rows))
         intent = read_intent(plan.request.query, plan.operators, official_sites=self.settings.official_sites,
                              category=plan.category, now=plan.now)
         fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent),
@@ -134,21 +137,28 @@ class Searcher:
         return pages.query_key(self.settings, plan, [e.name for e in self.selected_engines(plan.request.engines)])
 
     async def shown_before(self, plan: SearchPlan, key: str, query: object, now: datetime | None, cache: bool,
-                           options: dict[str, object]) -> set[str]:
-        """URL identities pages 1..n-1 of this query showed; a page not remembered is run now (which
-        remembers it), so page 3 asked first in a fresh process is still right."""
+                           options: dict[str, object]) -> tuple[set[str], dict[str, list[Row]]]:
+        """URL identities pages 1..n-1 of this query showed, and each engine's rows of those pages; a page
+        not remembered is run now (which remembers it), so page 3 asked first in a fresh process is right."""
         shown: set[str] = set()
+        earlier: dict[str, list[Row]] = {}
         for page in range(1, plan.page):
-            found = await pages.shown_on(self.state, key, page)
-            if found is None:
-                earlier = await self.search(query, now=now, cache=cache, **{**options, "page": page})
-                found = [k for k in (identity(row.url) for row in earlier.results) if k]
-            shown.update(found)
-        return shown
+            memory = await pages.recalled(self.state, key, page)
+            if memory is None:
+                response = await self.search(query, now=now, cache=cache, **{**options, "page": page})
+                memory = await pages.recalled(self.state, key, page) or pages.PageMemory(
+                    shown=[k for k in (identity(row.url) for row in response.results) if k])
+            shown.update(memory.shown)
+            for engine, rows in memory.rows.items():
+                earlier.setdefault(engine, []).extend(rows)
+        return shown, earlier
 
-    async def remember_page(self, plan: SearchPlan, key: str, response: SearchResponse) -> None:
+    async def remember_page(self, plan: SearchPlan, key: str, response: SearchResponse,
+                            runs: Sequence[EngineRun]) -> None:
+        """Keep what this page showed and the rows each engine kept for it."""
         shown = [k for k in (identity(row.url) for row in response.results) if k]
-        await pages.remember(self.state, key, plan.page, shown, self.settings.page_memory_s)
+        rows = {run.engine.name: list(run.kept) for run in runs if run.kept}
+        await pages.remember(self.state, key, plan.page, shown, rows, self.settings.page_memory_s)
 
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
                      ignore_cooldowns: bool = False, **options: object) -> SearchResponse:
@@ -168,21 +178,23 @@ class Searcher:
         if self.settings.cache_ttl_s > 0 and now is None:
             plan.answer_cache = "use" if cache else "refresh"
         query_key = self.query_key(plan)
-        shown = await self.shown_before(plan, query_key, query, now, cache, options) if plan.page > 1 else set()
+        shown, earlier = (await self.shown_before(plan, query_key, query, now, cache, options) if plan.page > 1
+                          else (set(), {}))
         key = self.cache_key(plan)
         if now is None:  # identical searches in flight share one execution, each caller its own clock
-            shared = await self._searches.run(key, lambda: self._execute(plan, query_key, shown, problems))
+            shared = await self._searches.run(key, lambda: self._execute(plan, query_key, shown, earlier, problems))
             return shared.model_copy(update={"query": plan.request.query,
                                              "elapsed_ms": int((time.perf_counter() - started) * 1000)})
-        return await self._execute(plan, query_key, shown, problems)
+        return await self._execute(plan, query_key, shown, earlier, problems)
 
-    async def _execute(self, plan: SearchPlan, query_key: str, shown: set[str], problems: list[str]
-                       ) -> SearchResponse:
-        """One search run; `shown`: URL identities of the query's earlier pages, left out."""
+    async def _execute(self, plan: SearchPlan, query_key: str, shown: set[str], earlier: dict[str, list[Row]],
+                       problems: list[str]) -> SearchResponse:
+        """One search run; `shown`: URL identities of the query's earlier pages, left out; `earlier`: each
+        engine's rows of those pages, ranked ahead of this page's."""
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
         offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
-        results = self.rank(plan, runs, shown)
+        results = self.rank(plan, runs, shown, earlier)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
         partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status in ("cooldown", "late")
@@ -201,7 +213,7 @@ class Searcher:
             cached=any(run.cached for run in runs) and all(run.cached for run in runs if run.status in ANSWERED),
         )
         response = self._without_secrets(response)
-        await self.remember_page(plan, query_key, response)
+        await self.remember_page(plan, query_key, response, runs)
         return response
 
     def _without_secrets(self, response: SearchResponse) -> SearchResponse:
