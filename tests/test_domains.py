@@ -16,7 +16,7 @@ from plugin.pipeline.domains import ascii_domain, check_domains, passes
 from plugin.pipeline.operators import parse_operators
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
-from standins import bing_page, ddg_page, page
+from standins import bing_page, page
 
 ROWS = [
     ("asyncio docs", "https://docs.python.org/3/library/asyncio.html", "python asyncio event loop"),
