@@ -7,18 +7,22 @@ and the engines' own key variables such as `EXA_API_KEY`) < explicit arguments
 
 from __future__ import annotations
 
+import difflib
+import json
+import logging
 import os
 import re
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Sequence
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError, TomlConfigSettingsSource
 
 from engines import ENGINES
-from plugin.errors import INVALID_PARAMETER, SearchError
+from plugin.errors import INVALID_PARAMETER, UNKNOWN_ENGINE, SearchError
 
 Tier = Literal["primary", "fallback"]
 
@@ -136,32 +140,158 @@ def default_config_path() -> Path:
     return Path(base) / "metasearch" / "config.toml"
 
 
-class _TomlSource(PydanticBaseSettingsSource):
-    """Settings from a TOML file; API keys in it are ignored (environment or key file only)."""
+# Bounds that keep ranking sane: an engine weight of 1e-6 (or an off-region factor that small) would make
+# the weighted round-robin run millions of empty rounds before that engine gets a slot.
+WEIGHT_BOUNDS = (0.05, 20.0)
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def endpoint_url(url: object) -> str:
+    """`url` if it can stand in for an engine's scheme, host and port; ValueError saying why otherwise
+    (quoting the URL with any credentials in it masked)."""
+    from yarl import URL
+
+    from plugin.infra.egress import mask_url
+
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError("must be an http(s) URL such as http://127.0.0.1:8080")
+    url = url.strip()
+    shown = repr(mask_url(url))
+    try:
+        parsed = URL(url)
+        port = parsed.port  # out-of-range ports fail here
+    except (ValueError, TypeError, UnicodeError) as exc:
+        raise ValueError(f"{shown} is not a URL ({exc})") from None
+    if parsed.scheme not in ("http", "https"):
+        raise ValueError(f"{shown} must start with http:// or https://")
+    if not parsed.raw_host:
+        raise ValueError(f"{shown} has no host")
+    try:
+        URL.build(scheme=parsed.scheme, host=parsed.raw_host, port=port)  # a host yarl would refuse to send to
+    except (ValueError, UnicodeError) as exc:
+        raise ValueError(f"{shown} has an invalid host ({exc})") from None
+    return url
+
+
+def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
+    """`NAME=URL` flags (`--endpoint`) as a dict; bad syntax or URL is invalid_parameter, an engine that
+    does not exist unknown_engine."""
+    endpoints: dict[str, str] = {}
+    for value in values or ():
+        name, sep, url = value.partition("=")
+        name = name.strip().lower()
+        if not sep or not name:
+            raise SearchError(INVALID_PARAMETER, f"--endpoint takes NAME=http(s)://host:port, got {value!r}",
+                              parameter="endpoint")
+        try:
+            endpoints[name] = endpoint_url(url)
+        except ValueError as exc:
+            raise SearchError(INVALID_PARAMETER, f"--endpoint {name}: {exc}", parameter="endpoint") from None
+    unknown = [name for name in endpoints if name not in ENGINES]
+    if unknown:
+        raise SearchError(UNKNOWN_ENGINE, f"--endpoint for unknown engine(s): {', '.join(unknown)}; known "
+                          f"engines: {', '.join(sorted(ENGINES))}", unknown=unknown, known=sorted(ENGINES))
+    return endpoints
+
+
+def _check_engine_names(names: Sequence[str]) -> None:
+    unknown = [name for name in names if name not in ENGINES]
+    if unknown:
+        hints = [f"{name} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, ENGINES, n=1))
+                 else name for name in unknown]
+        raise PydanticCustomError("unknown_engine", "unknown engine(s): {unknown}; known engines: {known}",
+                                  {"unknown": ", ".join(hints), "known": ", ".join(sorted(ENGINES))})
+
+
+def _redis_url(url: str) -> str:
+    from yarl import URL
+
+    try:
+        parsed = URL(url)
+        parsed.port  # noqa: B018 - an out-of-range port fails here
+    except (ValueError, TypeError, UnicodeError) as exc:
+        raise ValueError(f"not a URL ({exc})") from None
+    if parsed.scheme not in ("redis", "rediss", "unix"):
+        raise ValueError("must start with redis://, rediss:// or unix://")
+    if parsed.scheme != "unix" and not parsed.raw_host:
+        raise ValueError("has no host (redis://host:6379/0)")
+    try:  # redis-py's own reading of the URL, when the extra is installed
+        from redis.connection import parse_url
+    except ImportError:
+        return url
+    try:
+        parse_url(url)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
+    return url
+
+
+def _toml_section(data: dict[str, Any], path: Path, fields: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a config file: top-level keys or a [metasearch] table (not both), every key known."""
+    section = data
+    if isinstance(data.get("metasearch"), dict):
+        others = sorted(k for k in data if k != "metasearch")
+        if others:
+            raise SearchError(INVALID_PARAMETER, f"config file {path}: settings both at top level "
+                              f"({', '.join(others)}) and in a [metasearch] table; keep one of them",
+                              parameter="config")
+        section = data["metasearch"]
+    for key in section:
+        if key.lower().endswith("_api_key"):
+            raise SearchError(INVALID_PARAMETER, f"config file {path}: {key}: API keys are not read from a "
+                              f"config file; set {key.upper()} in the environment or in the METASEARCH_KEY_FILE "
+                              "file", parameter=key)
+        if key not in fields:
+            valid = [name for name in fields if not name.endswith("_api_key")]
+            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; valid keys: {', '.join(sorted(valid))}"
+            raise SearchError(INVALID_PARAMETER, f"config file {path}: unknown key {key!r}{hint}", parameter=key)
+    return section
+
+
+class _TomlSource(TomlConfigSettingsSource):
+    """pydantic-settings' TOML source, strict: unreadable TOML, unknown keys, a file with settings both at
+    top level and in [metasearch], and API keys (environment or key file only) are errors."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path | None):
-        super().__init__(settings_cls)
-        self.path = path
-        self.data: dict[str, Any] = {}
-        if path is not None and path.is_file():
-            try:
-                with path.open("rb") as handle:
-                    data = tomllib.load(handle)
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-                raise SearchError(INVALID_PARAMETER, f"config file {path} is not valid TOML: {exc}") from None
-            section = data.get("metasearch", data)
-            self.data = {k: v for k, v in section.items() if not k.endswith("_api_key")}
+        self.fields = settings_cls.model_fields  # the base class reads the file before it keeps settings_cls
+        super().__init__(settings_cls, toml_file=path)
 
-    def get_field_value(self, field, field_name):  # pragma: no cover - required by the ABC
-        return self.data.get(field_name), field_name, False
+    def _read_file(self, file_path: Path) -> dict[str, Any]:
+        try:
+            data = super()._read_file(file_path)
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            raise SearchError(INVALID_PARAMETER, f"config file {file_path} is not valid TOML: {exc}",
+                              parameter="config") from None
+        return _toml_section(data, file_path, self.fields)
 
-    def __call__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.data.items() if k in self.settings_cls.model_fields}
+
+def settings_error(exc: ValidationError | SettingsError) -> SearchError:
+    """A settings problem as the error every surface reports: the field and its variable named,
+    unknown_engine for engine names that do not exist, invalid_parameter otherwise."""
+    if isinstance(exc, SettingsError):  # a variable that is not valid JSON, e.g. METASEARCH_WEIGHTS='bing=2'
+        return SearchError(INVALID_PARAMETER, f"invalid setting: {exc}" + (
+            f" ({exc.__cause__})" if exc.__cause__ else ""))
+    problems, fields, code = [], [], INVALID_PARAMETER
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else "settings"
+        fields.append(field)
+        where = ".".join(map(str, error["loc"][1:]))
+        env = field.upper() if field.endswith("_api_key") else f"METASEARCH_{field.upper()}"
+        if error["type"] == "unknown_engine":
+            code = UNKNOWN_ENGINE
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(field, list(Settings.model_fields), n=1, cutoff=0.6)
+            problems.append(f"unknown setting {field!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+            continue
+        message = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{field}{'.' + where if where else ''} ({env}): {message}")
+    return SearchError(code, "invalid setting: " + "; ".join(problems), parameter=", ".join(dict.fromkeys(fields)))
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="METASEARCH_", extra="ignore", validate_default=True, populate_by_name=True,
+        env_prefix="METASEARCH_", extra="forbid", validate_default=True, populate_by_name=True,
         # A rejected value may be a proxy URL with its password, or a key: errors never quote it.
         hide_input_in_errors=True,
     )
@@ -214,9 +344,13 @@ class Settings(BaseSettings):
                                           "(METASEARCH_EXTRA_HEADERS as JSON)")
 
     # --- engines ---
-    engines: list[str] | None = Field(None, description="Default engine selection (None: every enabled engine)")
-    tiers: dict[str, Tier] = Field(default_factory=_default_tiers)
-    weights: dict[str, float] = Field(default_factory=_default_weights)
+    engines: Annotated[list[str] | None, NoDecode] = Field(
+        None, description="Default engine selection (None: every enabled engine); JSON list or comma-separated")
+    tiers: dict[str, Tier] = Field(default_factory=_default_tiers,
+                                   description="Engine -> tier; merged over each engine's own tier")
+    weights: dict[str, float] = Field(default_factory=_default_weights,
+                                      description=f"Engine -> interleave weight ({WEIGHT_BOUNDS[0]}-{WEIGHT_BOUNDS[1]}); "
+                                                  "merged over each engine's own weight")
     region: str | None = Field(None, description="Region/language for engines, e.g. en-US, zh-CN")
     safesearch: Literal["off", "moderate", "strict"] = "moderate"
     searxng_url: str | None = Field(None, description="Self-hosted SearXNG instance (METASEARCH_SEARXNG_URL)")
@@ -254,7 +388,8 @@ class Settings(BaseSettings):
     )
     max_per_domain: int | None = Field(
         None, ge=1, description="Rows of one domain before the others get a turn (None: no limit)")
-    off_region_weight: float = Field(0.5, ge=0, description="Weight multiplier for engines outside the query's region")
+    off_region_weight: float = Field(0.5, ge=WEIGHT_BOUNDS[0], le=1.0,
+                                     description="Weight multiplier for engines outside the query's region")
     official_sites: dict[str, list[str]] = Field(
         default_factory=lambda: {name: list(domains) for name, domains in DEFAULT_OFFICIAL_SITES.items()},
         description="Name (a whole word of the query) -> domains official for a query naming it")
@@ -289,9 +424,18 @@ class Settings(BaseSettings):
     budget_per_minute: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_BUDGETS),
         description="Engine (or engine@endpoint) -> searches per minute shared by every process using the "
-                    "same state store; engines behind an endpoint override have none unless set by that key")
+                    "same state store, merged over the defaults (0: no budget); engines behind an endpoint "
+                    "override have none unless set by that key")
 
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
+
+    def __init__(self, **values: Any):
+        # Every surface reports a bad setting the same way: SearchError with the field named, never a
+        # pydantic traceback (SearchError is a ValueError, as ValidationError is).
+        try:
+            super().__init__(**values)
+        except (ValidationError, SettingsError) as exc:
+            raise settings_error(exc) from None
 
     @field_validator("upstream_rps")
     @classmethod
@@ -304,10 +448,77 @@ class Settings(BaseSettings):
     @field_validator("endpoints")
     @classmethod
     def _endpoints_are_urls(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, url in value.items():
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"endpoint for {name!r} must be an http(s) URL, got {url!r}")
+        _check_engine_names(list(value))
+        return {name: endpoint_url(url) for name, url in value.items()}
+
+    @field_validator("searxng_url")
+    @classmethod
+    def _searxng_url_is_a_url(cls, value: str | None) -> str | None:
+        return endpoint_url(value) if value else value
+
+    @field_validator("engines", mode="before")
+    @classmethod
+    def _engine_list(cls, value: Any) -> Any:
+        if isinstance(value, str):  # METASEARCH_ENGINES: a JSON list or comma-separated names
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    return json.loads(text)
+                except ValueError as exc:
+                    raise ValueError(f"not a JSON list: {exc}") from None
+            return [part for part in text.split(",") if part.strip()] or None
         return value
+
+    @field_validator("engines")
+    @classmethod
+    def _engines_exist(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        names = list(dict.fromkeys(name.strip().lower() for name in value if name.strip()))
+        _check_engine_names(names)
+        return names or None
+
+    @field_validator("tiers")
+    @classmethod
+    def _tiers_merge_over_defaults(cls, value: dict[str, Tier]) -> dict[str, Tier]:
+        _check_engine_names(list(value))
+        return {**_default_tiers(), **value}
+
+    @field_validator("weights")
+    @classmethod
+    def _weights_bounded_and_merged(cls, value: dict[str, float]) -> dict[str, float]:
+        _check_engine_names(list(value))
+        low, high = WEIGHT_BOUNDS
+        bad = {name: weight for name, weight in value.items() if not low <= weight <= high}
+        if bad:
+            raise ValueError(f"weights must be between {low} and {high} (leave an engine out with `engines` "
+                             f"instead), got {bad}")
+        return {**_default_weights(), **value}
+
+    @field_validator("budget_per_minute")
+    @classmethod
+    def _budgets_merge_over_defaults(cls, value: dict[str, int]) -> dict[str, int]:
+        names = [key.partition("@")[0] for key in value]
+        _check_engine_names(names)
+        for key, budget in value.items():
+            _, at, endpoint = key.partition("@")
+            if at:
+                endpoint_url(endpoint)
+            if budget < 0:
+                raise ValueError(f"{key}: a budget is a number of searches per minute (0: none), got {budget}")
+        return {**DEFAULT_BUDGETS, **value}
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_is_usable(cls, value: str | None) -> str | None:
+        return _redis_url(value) if value else value
+
+    @field_validator("log")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        if value.lower() not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, got {value!r}")
+        return value.lower()
 
     @field_validator("region")
     @classmethod
@@ -360,11 +571,14 @@ class Settings(BaseSettings):
         path = Path(config) if config else default_config_path()
         if config and not path.is_file():
             raise SearchError(INVALID_PARAMETER, f"config file {path} does not exist")
-        token = _CONFIG_PATH.set(path)
+        token = _CONFIG_PATH.set(path if path.is_file() else None)
         try:
             return cls(**{k: v for k, v in overrides.items() if v is not None})
         finally:
             _CONFIG_PATH.reset(token)
+
+    def log_level(self) -> int:
+        return getattr(logging, self.log.upper())
 
     # --- derived ---
     def api_key(self, engine: str) -> str | None:

@@ -24,11 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 from plugin.bench.evaluation import METRICS  # noqa: E402
 from plugin.bench.runner import every_engine_primary, record_query, replay_query, report  # noqa: E402
-from plugin.surfaces.cli import UsageError, _parse_endpoints  # noqa: E402
+from plugin.errors import SearchError  # noqa: E402
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
 from plugin.pipeline.query import check_engines  # noqa: E402
 from plugin.bench.replay import Cassette, cassette_name  # noqa: E402
-from plugin.settings import Settings  # noqa: E402
+from plugin.settings import Settings, parse_endpoints  # noqa: E402
 
 BENCH = ROOT / "bench"
 
@@ -208,7 +208,7 @@ def plot(result: dict, out_dir: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        endpoints = _parse_endpoints(args.endpoint)
+        endpoints = parse_endpoints(args.endpoint)
         settings = Settings(endpoints=endpoints) if endpoints else Settings()
         if args.record:
             result = asyncio.run(run_record(args, settings))
@@ -217,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                             f"{o['statuses']} {o['kept_previous'] or ''}" for o in result["recorded"]))
             return 0
         result = asyncio.run(run_replay(args, settings))
-    except UsageError as exc:
-        print(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
+    except SearchError as exc:  # a bad --endpoint or setting
+        print(json.dumps(exc.to_dict(), ensure_ascii=False))
         return 2
     if args.plot:
         result["images"] = [str(p) for p in plot(result, BENCH / "images")]

@@ -56,3 +56,29 @@ def test_idempotent():
     for raw in ["https://WWW.Example.com:443/a/?utm_medium=1&x=2#f", "http://a.b.c.d.co.uk/%7Euser/"]:
         once = canonical_url(raw)
         assert canonical_url(once) == once
+
+
+def test_international_hosts_follow_idna_2008():
+    # IDNA 2003 (Python's "idna" codec) maps ß to ss: a different domain, owned by someone else.
+    assert canonical_url("https://straße.de/x") == "https://xn--strae-oqa.de/x"
+    assert canonical_url("https://Straße.DE:443/x?utm_source=a") == "https://xn--strae-oqa.de/x"
+    assert identity("https://straße.de/x") != identity("https://strasse.de/x")
+    assert registrable_domain("https://www.straße.de/") == "xn--strae-oqa.de"
+    assert canonical_url("https://中文.com/路径?q=中") == "https://xn--fiq228c.com/路径?q=中"  # path stays readable
+
+
+def test_characters_no_url_may_carry_are_escaped_and_the_rest_kept():
+    assert canonical_url("https://a.com/p a<b>?q=1 2&x=\"y\"") == "https://a.com/p%20a%3Cb%3E?q=1%202&x=%22y%22"
+    assert canonical_url("https://vi.wikipedia.org/wiki/Tình_yêu") == "https://vi.wikipedia.org/wiki/Tình_yêu"
+    for bad in ("http://127.0.0.1:99999/", "http://[::1", "https://a.com:port/"):
+        assert canonical_url(bad) is None
+
+
+def test_host_of_is_the_one_host_helper():
+    from plugin.pipeline.canonical import host_of
+
+    assert host_of("https://Docs.Python.org./3/") == "docs.python.org"
+    assert host_of("https://straße.de/") == "xn--strae-oqa.de"
+    assert host_of("http://[::1]:8080/") == "::1"
+    for nothing in ("", "not a url", "http://[::1", "mailto:x@y.z", None):
+        assert host_of(nothing) == ""  # type: ignore[arg-type]

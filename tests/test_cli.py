@@ -61,7 +61,7 @@ def test_query_of_exactly_500_characters_is_accepted_and_trimmed(capsys, monkeyp
     # All engines pointed at a closed port: the search itself fails softly, the input is fine.
     code = main(["search", "  " + "a" * 500 + "  ", "--engines", "bing", "--endpoint", "bing=http://127.0.0.1:9",
                  "--json"])
-    assert code == 0
+    assert code == 3  # no engine could answer
     assert json.loads(capsys.readouterr().out)["query"] == "a" * 500
 
 
@@ -93,3 +93,90 @@ def test_version_does_not_import_heavy_modules():
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert f"metasearch {VERSION}" in result.stdout
     assert "HEAVY []" in result.stdout
+
+
+# ----- exit status: 0 rows, 1 no results, 2 bad input, 3 no engine could answer, 4 internal error -----
+async def run_cli_async(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    import asyncio
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", *args, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_exit_status_tells_rows_from_no_results_from_no_engine(standins):
+    from standins import bing_no_results
+
+    good = await standins(page(bing_page([("Python docs", "https://docs.python.org/3/", "python documentation")])))
+    nothing = await standins(page(bing_no_results("python documentation")))
+    code, out, err = await run_cli_async("search", "python documentation", "--engines", "bing", "--endpoint",
+                                         f"bing={good.url}")
+    assert code == 0, err
+    code, out, err = await run_cli_async("search", "python documentation", "--engines", "bing", "--endpoint",
+                                         f"bing={nothing.url}", "--json")
+    assert code == 1 and json.loads(out)["engines"][0]["status"] == "empty", err
+    code, out, err = await run_cli_async("search", "python documentation", "--engines", "bing", "--endpoint",
+                                         "bing=http://127.0.0.1:9", "--json", env={"METASEARCH_TIMEOUT_MS": "500"})
+    assert code == 3 and json.loads(out)["engines"][0]["status"] == "error", err
+
+
+def test_a_disabled_engine_the_caller_named_is_shown_with_why(capsys, monkeypatch):
+    monkeypatch.delenv("EXA_API_KEY", raising=False)
+    assert main(["search", "hello", "--engines", "exa"]) == 3  # nothing could answer
+    table = capsys.readouterr().out
+    line = next(line for line in table.splitlines() if line.startswith("exa "))
+    assert "disabled" in line and "EXA_API_KEY" in line
+
+
+def test_internal_errors_exit_4_not_the_bad_input_status(monkeypatch, capsys):
+    from plugin.settings import Settings
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(Settings, "load", broken)
+    assert main(["engines", "--json"]) == 4
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "internal_error"
+
+
+@pytest.mark.parametrize("endpoint", ["bing=http://[::1", "bing=http://", "bing=http://127.0.0.1:99999",
+                                      "bing=http://exa mple.com", "bing=ftp://x.org", "bing=127.0.0.1:8080"])
+def test_bad_endpoints_are_invalid_parameter_without_a_cooldown(endpoint, tmp_path):
+    env = {"METASEARCH_STATE_DIR": str(tmp_path / "state")}
+    result = run_cli("search", "hello", "--engines", "bing", "--endpoint", endpoint, "--json", env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "invalid_parameter" and "--endpoint bing" in error["message"]
+    assert "Traceback" not in result.stderr
+    # Nothing ran, so nothing was benched.
+    engines = json.loads(run_cli("engines", "--json", env=env).stdout)
+    assert not next(e for e in engines if e["name"] == "bing")["cooldown"]["active"]
+
+
+def test_a_huge_limit_is_clamped_like_any_out_of_range_limit(capsys):
+    from plugin.pipeline.query import clamp_limit
+
+    assert clamp_limit("9999999999", 8) == 20 and clamp_limit("-9999999999", 8) == 1
+    assert clamp_limit("9" * 5000, 8) == 20
+    code = main(["search", "hello", "--engines", "bing", "--endpoint", "bing=http://127.0.0.1:9",
+                 "--limit", "9999999999", "--timeout-ms", "300", "--json"])
+    assert code == 3  # the limit was accepted; the closed port answered nothing
+    assert "error" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
+def test_a_port_in_use_is_one_clear_message_and_the_same_status(command):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_cli(*command, "--port", str(port))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"metasearch: error [invalid_parameter]: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "choose another with --port"]

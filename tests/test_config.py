@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from plugin.errors import SearchError
 from plugin.surfaces.catalog import masked_settings
 from plugin.surfaces.cli import main
 from plugin.version import VERSION
@@ -53,7 +54,10 @@ def test_explicit_config_file_and_section(clean_env):
 def test_api_keys_never_come_from_the_toml_file(clean_env):
     path = clean_env / "keys.toml"
     path.write_text('exa_api_key = "from-toml-1234"\n', encoding="utf-8")
-    assert Settings.load(path).api_key("exa") is None
+    with pytest.raises(SearchError) as caught:  # refused with the way to do it, not silently ignored
+        Settings.load(path)
+    assert caught.value.code == "invalid_parameter" and "EXA_API_KEY" in caught.value.message
+    assert "from-toml-1234" not in caught.value.message
 
 
 def test_api_keys_from_environment_and_key_file(clean_env, monkeypatch):
@@ -70,6 +74,8 @@ def test_api_keys_from_environment_and_key_file(clean_env, monkeypatch):
 def test_config_command_masks_secrets(clean_env, monkeypatch, capsys):
     monkeypatch.setenv("SERPER_API_KEY", "serper-secret-789xyz")
     assert main(["config"]) == 0
+    assert "serper-secret-789xyz" not in capsys.readouterr().out
+    assert main(["config", "--json"]) == 0
     out = capsys.readouterr().out
     data = json.loads(out)
     assert "serper-secret-789xyz" not in out
@@ -132,3 +138,131 @@ def test_bad_config_files_are_invalid_parameter(clean_env, capsys):
     bad_value = clean_env / "bad.toml"
     bad_value.write_text('timeout_ms = "soon"\n', encoding="utf-8")
     assert main(["--config", str(bad_value), "search", "x", "--json"]) == 2
+
+
+# ----- settings must not fail silently -----
+def settings_problem(**values) -> SearchError:
+    with pytest.raises(SearchError) as caught:
+        Settings(**values)
+    return caught.value
+
+
+@pytest.mark.parametrize("values", [
+    {"engines": ["bing", "duckduckgo"]}, {"engines": ["nope"]}, {"tiers": {"bnig": "fallback"}},
+    {"weights": {"nope": 1.0}}, {"endpoints": {"altavista": "http://127.0.0.1:9"}},
+    {"budget_per_minute": {"nope": 5}}, {"budget_per_minute": {"nope@http://127.0.0.1:9": 5}},
+])
+def test_unknown_engine_names_in_settings_are_unknown_engine(values, clean_env):
+    problem = settings_problem(**values)
+    field = next(iter(values))
+    assert problem.code == "unknown_engine" and field in problem.message, problem.message
+    assert problem.details["parameter"] == field
+
+
+def test_unknown_engines_from_the_environment_and_toml(clean_env, monkeypatch, capsys):
+    monkeypatch.setenv("METASEARCH_ENGINES", '["bing", "duckduckgo"]')
+    assert main(["search", "hello", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "unknown_engine" and "duckduckgo" in error["message"]
+    assert "METASEARCH_ENGINES" in error["message"] and "duckduckgo-html" in error["message"]  # the hint
+    monkeypatch.setenv("METASEARCH_ENGINES", "bing, brave")  # comma-separated is accepted too
+    assert Settings.load().engines == ["bing", "brave"]
+    monkeypatch.delenv("METASEARCH_ENGINES")
+    path = clean_env / "engines.toml"
+    path.write_text('engines = ["nope"]\n', encoding="utf-8")
+    assert main(["--config", str(path), "search", "hello", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "unknown_engine"
+
+
+@pytest.mark.parametrize(("text", "named", "hint"), [
+    ("timeout = 5000\n", "'timeout'", "'timeout_ms'"),
+    ("limmit = 3\n", "'limmit'", "'limit'"),
+    ("[metasearch]\nrrf = 3\n", "'rrf'", "'rrf_k'"),
+])
+def test_unknown_toml_keys_name_the_closest_valid_one(text, named, hint, clean_env, capsys):
+    path = clean_env / "typo.toml"
+    path.write_text(text, encoding="utf-8")
+    assert main(["--config", str(path), "config", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter"
+    assert named in error["message"] and f"did you mean {hint}" in error["message"] and str(path) in error["message"]
+
+
+def test_top_level_keys_and_a_metasearch_table_do_not_shadow_each_other(clean_env):
+    path = clean_env / "both.toml"
+    path.write_text("limit = 3\n[metasearch]\nlimit = 5\n", encoding="utf-8")
+    with pytest.raises(SearchError) as caught:
+        Settings.load(path)
+    assert caught.value.code == "invalid_parameter" and "[metasearch]" in caught.value.message
+    assert "limit" in caught.value.message
+
+
+def test_unknown_keyword_in_code_is_refused(clean_env):
+    problem = settings_problem(limmit=3)
+    assert problem.code == "invalid_parameter" and "did you mean 'limit'" in problem.message
+
+
+@pytest.mark.parametrize("values", [
+    {"weights": {"bing": -1}}, {"weights": {"bing": 0}}, {"weights": {"bing": 1e9}},
+    {"off_region_weight": 1e-6}, {"off_region_weight": 0}, {"budget_per_minute": {"bing": -5}},
+    {"log": "loud"},
+])
+def test_weights_and_other_numbers_are_bounded(values, clean_env):
+    problem = settings_problem(**values)
+    field = next(iter(values))
+    assert problem.code == "invalid_parameter" and field in problem.message, problem.message
+    assert "Traceback" not in problem.message and "pydantic" not in problem.message
+
+
+def test_overrides_merge_over_the_defaults(clean_env, monkeypatch):
+    monkeypatch.setenv("METASEARCH_BUDGET_PER_MINUTE", '{"bing": 5}')
+    monkeypatch.setenv("METASEARCH_WEIGHTS", '{"brave": 2.0}')
+    monkeypatch.setenv("METASEARCH_TIERS", '{"mojeek": "primary"}')
+    loaded = Settings.load()
+    assert loaded.budget_per_minute["bing"] == 5
+    assert loaded.budget_per_minute["brave"] == 30 and loaded.budget_per_minute["wikipedia"] == 200
+    assert loaded.weights["brave"] == 2.0 and loaded.weights["baidu"] == 0.8
+    assert loaded.tiers["mojeek"] == "primary" and loaded.tiers["yahoo"] == "fallback"
+    monkeypatch.delenv("METASEARCH_BUDGET_PER_MINUTE")
+    budgets = Settings(budget_per_minute={"bing@http://127.0.0.1:9": 3}).budget_per_minute
+    assert budgets["bing@http://127.0.0.1:9"] == 3 and budgets["bing"] == 60
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://", "http://127.0.0.1:99999", "http://exa mple.com",
+                                 "ftp://example.com", "bing.com"])
+def test_endpoints_are_checked_wherever_they_come_from(url, clean_env, monkeypatch, capsys):
+    problem = settings_problem(endpoints={"bing": url})
+    assert problem.code == "invalid_parameter" and "endpoints" in problem.message
+    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": url}))
+    assert main(["search", "hello", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter" and "METASEARCH_ENDPOINTS" in error["message"]
+
+
+@pytest.mark.parametrize("url", ["redis://localhost:abc", "localhost:6379", "redis://h:99999", "http://h",
+                                 "redis://[::1"])
+def test_a_malformed_redis_url_is_refused_at_start_up_naming_the_variable(url, clean_env, monkeypatch, capsys):
+    monkeypatch.setenv("METASEARCH_REDIS_URL", url)
+    assert main(["search", "hello", "--engines", "bing", "--endpoint", "bing=http://127.0.0.1:9", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter" and "METASEARCH_REDIS_URL" in error["message"]
+    with pytest.raises(SearchError) as caught:  # the Python API says the same
+        Settings()
+    assert "METASEARCH_REDIS_URL" in caught.value.message
+
+
+def test_config_masks_credentials_inside_urls(clean_env, monkeypatch, capsys):
+    monkeypatch.setenv("METASEARCH_REDIS_URL", "redis://default:S3cret@localhost:6379/0")
+    monkeypatch.setenv("METASEARCH_SEARXNG_URL", "https://admin:hunter22@searx.example")
+    monkeypatch.setenv("METASEARCH_ENDPOINTS", '{"bing": "http://proxyuser:pr0xyPass@127.0.0.1:9"}')
+    monkeypatch.setenv("METASEARCH_BUDGET_PER_MINUTE", '{"bing@http://proxyuser:pr0xyPass@127.0.0.1:9": 3}')
+    for args in (["config"], ["config", "--json"]):
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        for secret in ("S3cret", "hunter22", "pr0xyPass"):
+            assert secret not in out
+    data = json.loads(out)
+    assert data["redis_url"] == "redis://****@localhost:6379/0"
+    assert data["searxng_url"] == "https://****@searx.example"
+    assert data["endpoints"] == {"bing": "http://****@127.0.0.1:9"}
+    assert list(data["budget_per_minute"])[-1] == "bing@http://****@127.0.0.1:9"

@@ -104,3 +104,73 @@ async def test_mcp_over_streamable_http(standins):
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_undeclared_arguments_are_refused_not_dropped(standins):
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+    from plugin.surfaces.mcp_server import build_server
+
+    good = await standins(page(bing_page(ROWS)))
+    searcher = Searcher(Settings(endpoints={"bing": good.url}, engines=["bing"]))
+    async with Client(build_server(searcher=searcher)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["web_search"].input_schema["additionalProperties"] is False
+        for arguments in ({"query": "rust async", "lang": "en"}, {"query": "rust async", "Limit": 3}):
+            result = await client.call_tool("web_search", arguments)
+            assert result.is_error, arguments
+            error = json.loads(result.content[0].text)["error"]
+            assert error["code"] == "invalid_parameter" and list(arguments)[1] in error["message"]
+        result = await client.call_tool("search_engines", {"verbose": True})
+        assert result.is_error and json.loads(result.content[0].text)["error"]["code"] == "invalid_parameter"
+        assert not (await client.call_tool("web_search", {"query": "rust async", "limit": 3})).is_error
+    await searcher.close()
+    assert len(good.requests) == 1  # the refused calls never reached an engine
+
+
+async def test_a_cached_answer_says_so_with_the_query_as_typed(standins):
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+    from plugin.surfaces.mcp_server import build_server
+    from plugin.surfaces.render import render_table
+
+    good = await standins(page(bing_page(ROWS)))
+    searcher = Searcher(Settings(endpoints={"bing": good.url}, engines=["bing"], cache_ttl_s=300))
+    async with Client(build_server(searcher=searcher)) as client:
+        first = await client.call_tool("web_search", {"query": "Rust Async tutorial"})
+        again = await client.call_tool("web_search", {"query": "  rust   async TUTORIAL "})
+    assert first.structured_content["cached"] is False and again.structured_content["cached"] is True
+    assert again.structured_content["query"] == "rust async TUTORIAL"  # this caller's words, not the first's
+    assert "cached answer" in again.content[0].text and "cached answer" not in first.content[0].text
+    assert "Web search results for: rust async TUTORIAL" in again.content[0].text
+    response = await searcher.search("RUST async tutorial")
+    await searcher.close()
+    table = render_table(response)
+    assert table.splitlines()[0].startswith("RUST async tutorial") and "cached answer" in table.splitlines()[0]
+    assert len(good.requests) == 1
+
+
+async def test_a_disabled_fallback_engine_is_disabled_not_skipped(standins, monkeypatch):
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+
+    monkeypatch.delenv("FIRECRAWL_API_KEY", raising=False)
+    good = await standins(page(bing_page(ROWS)))
+    async with Searcher(Settings(endpoints={"bing": good.url}, engines=["bing", "firecrawl", "mojeek"])) as searcher:
+        response = await searcher.search("rust async tutorial")
+    reports = {report.name: report for report in response.engines}
+    assert reports["bing"].status == "ok"
+    assert reports["firecrawl"].status == "disabled" and "FIRECRAWL_API_KEY" in reports["firecrawl"].detail
+    assert reports["mojeek"].status == "skipped" and reports["mojeek"].detail == "primary tier answered"
+
+
+async def test_settings_errors_reach_the_mcp_client_as_tool_errors(tmp_path):
+    env = server_env({"bing": "http://127.0.0.1:9"}, METASEARCH_REDIS_URL="redis://localhost:abc")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
+                                   env=env)
+    async with Client(params, read_timeout_seconds=60) as client:
+        for name, arguments in (("web_search", {"query": "rust"}), ("search_engines", {})):
+            result = await client.call_tool(name, arguments)
+            assert result.is_error
+            error = json.loads(result.content[0].text)["error"]
+            assert error["code"] == "invalid_parameter" and "METASEARCH_REDIS_URL" in error["message"]

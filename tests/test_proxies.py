@@ -387,9 +387,9 @@ async def test_user_agent_and_extra_headers_replace_the_engines_defaults(standin
 
 
 def test_settings_errors_and_repr_never_quote_proxy_credentials():
-    from pydantic import ValidationError
+    from plugin.errors import SearchError
 
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(SearchError) as caught:  # every settings error is a SearchError naming the field
         Settings(proxy=f"ftp://agent:{PASSWORD}@proxy:21")
     assert PASSWORD not in str(caught.value)
     settings = Settings(proxy=f"http://agent:{PASSWORD}@proxy:3128",

@@ -83,7 +83,7 @@ async def cli(*args: str, env: dict[str, str] | None = None) -> dict:
                                                 env=environment, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode in (0, 1, 3), err.decode()  # rows, no results, or no engine could answer
     return json.loads(out)
 
 

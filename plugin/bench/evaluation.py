@@ -29,22 +29,16 @@ import random
 from dataclasses import dataclass
 from statistics import NormalDist, mean, stdev
 from typing import Iterable, Sequence
-from urllib.parse import urlsplit
+
+from plugin.pipeline.canonical import host_of
 
 K = 8
 METRICS = ("p@8", "r@8", "mrr@8", "ndcg@8")
 
 
-def host(url: str) -> str:
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
-
-
 def matches(url: str, domains: Iterable[str]) -> str | None:
     """The judged domain this URL belongs to, if any."""
-    h = host(url)
+    h = host_of(url)
     for domain in domains:
         domain = domain.lower()
         if h == domain or h.endswith("." + domain):

@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 from engines import ENGINES
 from engines.base import Headers, Request, Response
 from plugin.infra.charset import decode_body
+from plugin.pipeline.canonical import host_of
 from plugin.settings import Settings
 from plugin.infra.transport import Transport, TransportError
 
@@ -63,10 +64,6 @@ def query_text(uri: str, body: bytes | str | None) -> str:
             if form.get(key):
                 return form[key].strip()
     return ""
-
-
-def host_of(uri: str) -> str:
-    return (urlsplit(uri).hostname or "").lower()
 
 
 def request_body(request: Request) -> bytes | None:

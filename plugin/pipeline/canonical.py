@@ -9,7 +9,10 @@ percent-encoding and parameter order, for de-duplication only.
 from __future__ import annotations
 
 import functools
+import re
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+from yarl import URL
 
 from engines.redirects import unwrap
 from plugin.pipeline.suffixes import registrable
@@ -25,6 +28,8 @@ _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hmsr", "hmpl", "hmcu", "hmkw", "hm
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters left unescaped when normalising a path for identity.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
+# ASCII that no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text.
+_INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f]+')
 
 
 def is_tracking_param(name: str) -> bool:
@@ -37,8 +42,43 @@ def is_tracking_param(name: str) -> bool:
 _CACHED = 4096
 
 
+def parse_url(url: str) -> URL | None:
+    """`url` parsed by yarl, or None when it is not a URL at all (bad port, broken IPv6 literal...)."""
+    try:
+        return URL(url)
+    except (ValueError, TypeError, UnicodeError):
+        return None
+
+
+def host_of(url: str) -> str:
+    """The host of `url`, lower-case and ASCII (IDNA 2008 for international names: straße.de stays
+    xn--strae-oqa.de, never strasse.de), without brackets or a trailing dot; "" when there is none."""
+    if not url or not isinstance(url, str):
+        return ""
+    return _host_of(url)
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _host_of(url: str) -> str:
+    parsed = parse_url(url)
+    return _host(parsed) if parsed is not None else ""
+
+
+def _host(parsed: URL) -> str:
+    return (parsed.raw_host or "").lower().rstrip(".")
+
+
+def _escape_invalid(part: str) -> str:
+    """Characters that may not appear in a URL at all percent-encoded; everything else as given."""
+    return _INVALID_IN_URL.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), part)
+
+
 def canonical_url(url: str) -> str | None:
-    """A clean absolute http(s) URL, or None when `url` is not one (javascript:, data:, relative...)."""
+    """A clean absolute http(s) URL, or None when `url` is not one (javascript:, data:, relative...).
+
+    yarl checks the URL and encodes the host; the path and query stay as the engine gave them (a
+    readable `/wiki/Tình_yêu` is not turned into percent-escapes), with tracking parameters removed.
+    """
     if not url or not isinstance(url, str):
         return None
     return _canonical_url(url)
@@ -47,28 +87,25 @@ def canonical_url(url: str) -> str | None:
 @functools.lru_cache(maxsize=_CACHED)
 def _canonical_url(url: str) -> str | None:
     url = unwrap(url.strip())
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https"):
-            return None
-        host = (parts.hostname or "").lower().rstrip(".")
-        port = parts.port
-    except ValueError:
+    parsed = parse_url(url)
+    if parsed is None or parsed.scheme.lower() not in _DEFAULT_PORTS:
         return None
+    scheme = parsed.scheme.lower()
+    host = _host(parsed)
     if not host or any(ch in host for ch in " <>\"'\\") or "." not in host and host != "localhost":
         return None
     try:
-        host = host.encode("idna").decode("ascii") if not host.isascii() else host
-    except UnicodeError:
+        port = parsed.explicit_port
+        raw = urlsplit(url)  # the path and query exactly as given
+    except ValueError:
         return None
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    if ":" in host and not host.startswith("["):  # IPv6 literal
-        netloc = f"[{host}]" if port in (None, _DEFAULT_PORTS[scheme]) else f"[{host}]:{port}"
     # Filter the raw segments rather than re-encoding them, so the URL stays faithful.
-    kept = [seg for seg in parts.query.split("&") if seg and not is_tracking_param(unquote(seg.split("=", 1)[0]))]
-    query = "&".join(kept)
-    path = parts.path or "/"
+    kept = [seg for seg in raw.query.split("&") if seg and not is_tracking_param(unquote(seg.split("=", 1)[0]))]
+    query = _escape_invalid("&".join(kept))
+    path = _escape_invalid(raw.path or "/")
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
@@ -96,13 +133,6 @@ def _identity(url: str) -> str | None:
             path = path[: -len(suffix)]
     query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
     return f"{host}{path}" + (f"?{query}" if query else "")
-
-
-def host_of(url: str) -> str:
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
 
 
 def registrable_domain(url_or_host: str) -> str:

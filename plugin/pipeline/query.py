@@ -51,8 +51,11 @@ def clamp_limit(raw: object, default: int) -> int:
         value = raw
     elif isinstance(raw, float) and raw.is_integer():
         value = int(raw)
-    elif isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d{1,9}\s*", raw):
-        value = int(raw)
+    elif isinstance(raw, str) and (digits := re.fullmatch(r"\s*([+-]?)(\d+)\s*", raw)):
+        # Any integer is clamped; past nine digits only its sign matters (and int() of a
+        # ten-thousand-digit string is not free).
+        sign, number = digits.groups()
+        value = int(sign + number) if len(number) <= 9 else (-1 if sign == "-" else 1) * 10**9
     else:
         raise SearchError(INVALID_PARAMETER, f"limit must be an integer, got {str(raw)[:40]!r}", parameter="limit")
     return max(MIN_LIMIT, min(MAX_LIMIT, value))

@@ -104,6 +104,12 @@ class EngineRunner:
         run.cached = True
         return run
 
+    def not_needed(self, engine: Engine, tier: str, plan: SearchPlan) -> EngineRun:
+        """A fallback engine left out because the primary tier answered; a disabled one still says why."""
+        reason = engine.disabled_reason(engine_options(self.settings, engine, plan))
+        return EngineRun(engine, tier, "disabled", detail=reason) if reason else \
+            EngineRun(engine, tier, "skipped", detail="primary tier answered")
+
     async def run(self, engine: Engine, tier: str, plan: SearchPlan, clock: EngineClock | None = None) -> EngineRun:
         options = engine_options(self.settings, engine, plan)
         reason = engine.disabled_reason(options)

@@ -223,19 +223,18 @@ class Tiers:
                                    timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 if wake.done():
                     wake = loop.create_future()
-            return [self._outcome(slot) for slot in first_slots + second_slots]
+            return [self._outcome(slot, plan) for slot in first_slots + second_slots]
         finally:
             for slot in started:
                 if slot.flight is not None:
                     slot.flight.clock.unwatch(poke)
                     self.flights.leave(slot.flight)
 
-    @staticmethod
-    def _outcome(slot: _Slot) -> EngineRun:
+    def _outcome(self, slot: _Slot, plan: SearchPlan) -> EngineRun:
         if slot.run is not None:
             return slot.run
-        if slot.flight is None:
-            return EngineRun(slot.engine, slot.tier, "skipped", detail="primary tier answered")
+        if slot.flight is None:  # not needed; a disabled engine still says so (runner.not_needed)
+            return self.runner.not_needed(slot.engine, slot.tier, plan)
         clock = slot.flight.clock
         if clock.queued:
             return EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED, queue_ms=clock.queue_ms())

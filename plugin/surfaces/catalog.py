@@ -66,13 +66,28 @@ def render_catalog(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def mask(value: str) -> str:
-    return "****" if len(value) <= 8 else f"{value[:2]}…{value[-2:]} ({len(value)} chars)"
+def _mask_urls(value: Any) -> Any:
+    """Every URL inside settings data with its credentials masked (Redis, SearXNG, endpoints, budget keys)."""
+    from plugin.infra.egress import mask_url
+
+    if isinstance(value, str):
+        return mask_url(value) if "://" in value else value
+    if isinstance(value, dict):  # budget keys may be engine@URL
+        return {_mask_key(k): _mask_urls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_urls(v) for v in value]
+    return value
+
+
+def _mask_key(key: str) -> str:
+    engine, at, url = key.partition("@")  # engine@URL
+    return f"{engine}@{_mask_urls(url)}" if at and "://" in url else _mask_urls(key)
 
 
 def masked_settings(settings: Settings) -> dict[str, Any]:
-    """Effective settings as JSON-ready data; API keys show only whether they are set."""
-    data = settings.model_dump(mode="json")
+    """Effective settings as JSON-ready data; API keys show only whether they are set, credentials inside
+    URLs (Redis, SearXNG, endpoints) are masked."""
+    data = _mask_urls(settings.model_dump(mode="json"))
     for field in list(data):
         if field.endswith("_api_key"):
             secret = getattr(settings, field)

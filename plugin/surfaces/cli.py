@@ -3,6 +3,10 @@
 Harnesses spawn it once per tool call, so start-up matters: this module
 imports only the standard library at load time; the pipeline, pydantic,
 aiohttp and the MCP SDK are imported by the subcommands that need them.
+
+Exit status (a contract, documented in the README): 0 rows returned; 1 no results (engines answered,
+nothing relevant); 2 bad input; 3 no engine could answer (every selected engine failed, was cooling
+down, skipped or disabled); 4 internal error.
 """
 
 from __future__ import annotations
@@ -13,7 +17,13 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
+EXIT_OK = 0
+EXIT_NO_RESULTS = 1
 EXIT_BAD_INPUT = 2
+EXIT_NO_ENGINE = 3
+EXIT_INTERNAL = 4
+# Engine statuses that mean the engine answered (whether or not anything survived).
+ANSWERED = ("ok", "empty", "irrelevant")
 
 
 class UsageError(Exception):
@@ -42,21 +52,16 @@ def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | 
         print(json.dumps({"error": error}, ensure_ascii=False))
     else:
         print(f"metasearch: error [{code}]: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return EXIT_INTERNAL if code == "internal_error" else EXIT_BAD_INPUT
 
 
-def _parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
-    endpoints: dict[str, str] = {}
-    for value in values or ():
-        name, sep, url = value.partition("=")
-        if not sep or not name.strip() or not url.strip().startswith(("http://", "https://")):
-            raise UsageError("invalid_parameter", f"--endpoint takes NAME=http(s)://host:port, got {value!r}")
-        endpoints[name.strip()] = url.strip()
-    if endpoints:
-        from plugin.pipeline.query import check_engines
-
-        check_engines(list(endpoints))  # an endpoint for an engine that does not exist: unknown_engine
-    return endpoints
+def search_exit_status(response) -> int:
+    """0 rows returned, 1 engines answered but nothing relevant, 3 no engine could answer."""
+    if response.results:
+        return EXIT_OK
+    if any(report.status in ANSWERED for report in response.engines):
+        return EXIT_NO_RESULTS
+    return EXIT_NO_ENGINE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the web_search tool schema")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
 
-    commands.add_parser("config", help="print the effective settings (secrets masked)")
+    config = commands.add_parser("config", help="print the effective settings (secrets masked)")
+    config.add_argument("--json", action="store_true")
 
     mcp = commands.add_parser("mcp", help="serve the MCP tools (stdio by default)")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
@@ -145,18 +151,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
         return 0
-    except Exception as exc:  # bad input never ends in a traceback
+    except Exception as exc:  # bad input never ends in a traceback, nor does a bug of ours
         from plugin.errors import SearchError
 
         if isinstance(exc, SearchError):
             return _emit_error(exc.code, exc.message, as_json, exc.details)
-        try:
-            from pydantic import ValidationError
-        except ImportError:  # pragma: no cover
-            ValidationError = ()  # type: ignore[assignment]
-        if isinstance(exc, ValidationError):
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            return _emit_error("invalid_parameter", f"invalid setting: {problems}", as_json)
+        from plugin.infra.logs import get_logger
+
+        get_logger("metasearch.cli").debug("internal error", exc_info=True)  # METASEARCH_LOG=debug shows it
         return _emit_error("internal_error", f"{type(exc).__name__}: {exc}", as_json)
 
 
@@ -178,26 +180,26 @@ def _int_flag(name: str, value: str | None, low: int, high: int) -> int | None:
     return number
 
 
-def _configure_logging(verbose: bool) -> None:
+def _configure_logging(settings, verbose: bool = False) -> None:
+    """Log at `settings.log` (METASEARCH_LOG, TOML `log`); --verbose raises it to at least info."""
     import logging
 
-    level_name = os.environ.get("METASEARCH_LOG", "debug" if verbose else "warning").upper()
-    level = getattr(logging, level_name, logging.WARNING)
-    if verbose and level > logging.INFO:
-        level = logging.INFO
     from plugin.infra.logs import configure
 
-    configure(level)
+    level = settings.log_level()
+    configure(min(level, logging.INFO) if verbose else level)
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
     import asyncio
 
-    _configure_logging(args.verbose)
+    from plugin.settings import parse_endpoints
+
     query = " ".join(args.query)
     timeout_ms = _int_flag("--timeout-ms", args.timeout_ms, 50, 120000)
-    endpoints = _parse_endpoints(args.endpoint)
+    endpoints = parse_endpoints(args.endpoint)  # checked like METASEARCH_ENDPOINTS, before anything runs
     settings = load_settings(args, timeout_ms=timeout_ms)
+    _configure_logging(settings, args.verbose)
     if endpoints:
         settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
     from plugin.pipeline.searcher import Searcher
@@ -236,10 +238,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         print(response.model_dump_json(indent=2))
     else:
+        from plugin.pipeline.query import check_engines
         from plugin.surfaces.render import render_table
 
-        print(render_table(response, verbose=args.verbose))
-    return 0
+        print(render_table(response, verbose=args.verbose, named=check_engines(args.engines) or ()))
+    return search_exit_status(response)
 
 
 def _cmd_engines(args: argparse.Namespace) -> int:
@@ -266,14 +269,48 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 def _cmd_config(args: argparse.Namespace) -> int:
     from plugin.surfaces.catalog import masked_settings
 
+    # JSON either way; --json is accepted like on every other command.
     print(json.dumps(masked_settings(load_settings(args)), indent=2, ensure_ascii=False, default=str))
     return 0
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port another process listens on, with one clear message for `serve` and `mcp --http`."""
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise UsageError("invalid_parameter", f"--port must be between 0 and 65535, got {port}")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise UsageError("invalid_parameter", f"--host {host!r} cannot be used: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers themselves do
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise UsageError("invalid_parameter", port_in_use_message(host, port, exc)) from None
+
+
+def port_in_use_message(host: str, port: int, exc: OSError) -> str:
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another with --port"
+
+
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from plugin.errors import SearchError
     from plugin.surfaces.mcp_server import serve
 
-    serve(load_settings(args), http=args.http, host=args.host, port=args.port)
+    if args.http:
+        check_port_free(args.host, args.port)
+    try:
+        settings, problem = load_settings(args), None
+    except SearchError as exc:
+        # The server still starts, so the client shows the reason on every call instead of
+        # "server disconnected"; the same line goes to stderr for the client's log.
+        settings, problem = None, exc
+        print(f"metasearch: error [{exc.code}]: {exc.message}", file=sys.stderr)
+    serve(settings, http=args.http, host=args.host, port=args.port, settings_error=problem)
     return 0
 
 
@@ -281,7 +318,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from plugin.surfaces.service import serve
 
     workers = _int_flag("--workers", args.workers, 1, 64)
-    serve(load_settings(args), host=args.host, port=args.port, workers=workers)
+    settings = load_settings(args)
+    check_port_free(args.host, args.port)
+    try:
+        serve(settings, host=args.host, port=args.port, workers=workers)
+    except OSError as exc:  # lost a race for the port after the check
+        raise UsageError("invalid_parameter", port_in_use_message(args.host, args.port, exc)) from None
     return 0
 
 

@@ -14,7 +14,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from plugin.surfaces.catalog import engine_catalog
-from plugin.errors import SearchError
+from plugin.errors import INVALID_PARAMETER, SearchError
 from plugin.models import SearchResponse
 from plugin.surfaces.render import render_for_model
 from plugin.surfaces.schemas import TOOL_DESCRIPTION, TOOL_NAME, input_schema
@@ -35,19 +35,39 @@ class EngineState(BaseModel):
     cooldown: dict[str, Any]
 
 
-class EngineList(BaseModel):
+class EngineCatalog(BaseModel):
+    """What the search_engines tool returns: every engine and its state."""
+
     engines: list[EngineState]
 
 
-def _error(code: str, message: str) -> CallToolResult:
+def _error(code: str, message: str, **details: Any) -> CallToolResult:
     import json
 
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(
-        {"error": {"code": code, "message": message}}, ensure_ascii=False))], is_error=True)
+        {"error": {"code": code, "message": message, **details}}, ensure_ascii=False))], is_error=True)
 
 
-def build_server(settings: Settings | None = None, searcher: Searcher | None = None) -> MCPServer:
-    searcher = searcher or Searcher(settings or Settings())
+class StrictTool(Tool):
+    """A tool that refuses arguments its advertised schema does not declare (it says
+    `additionalProperties: false`), instead of silently dropping them."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        declared = set(self.parameters.get("properties", {}))
+        undeclared = sorted(set(arguments or {}) - declared)
+        if undeclared:
+            result = _error(INVALID_PARAMETER, f"{self.name} does not take {', '.join(map(repr, undeclared))}; "
+                            f"its arguments are {', '.join(sorted(declared)) or 'none'}", parameter=undeclared)
+            return self.fn_metadata.convert_result(result) if convert_result else result
+        return await super().run(arguments, context, convert_result)
+
+
+def build_server(settings: Settings | None = None, searcher: Searcher | None = None,
+                 settings_error: SearchError | None = None) -> MCPServer:
+    """The MCP server. With `settings_error` (the settings could not be loaded) every call answers with
+    that error, so the client shows the reason instead of a server that vanished."""
+    if settings_error is None:
+        searcher = searcher or Searcher(settings or Settings())
 
     # Parameters take any value so that bad input reaches our own checks and comes back with our
     # error codes; the advertised input schema is the strict one from plugin.schemas.
@@ -55,28 +75,34 @@ def build_server(settings: Settings | None = None, searcher: Searcher | None = N
                          time_range: Any = None, site: Any = None, safesearch: Any = None,
                          allowed_domains: Any = None, blocked_domains: Any = None, category: Any = None,
                          page: Any = None, user_location: Any = None) -> Annotated[CallToolResult, SearchResponse]:
+        if settings_error is not None:
+            return _error(settings_error.code, settings_error.message, **settings_error.details)
         try:
             response = await searcher.search(query, limit=limit, engines=engines, region=region,
                                              time_range=time_range, site=site, safesearch=safesearch,
                                              allowed_domains=allowed_domains, blocked_domains=blocked_domains,
                                              category=category, page=page, user_location=user_location)
         except SearchError as exc:
-            return _error(exc.code, exc.message)
+            return _error(exc.code, exc.message, **exc.details)
         return CallToolResult(content=[TextContent(type="text", text=render_for_model(response))],
                               structured_content=response.model_dump(mode="json"))
 
-    async def search_engines() -> EngineList:
+    async def search_engines() -> Annotated[CallToolResult, EngineCatalog]:
         """List the search engines: enabled or not (and why), tier, weight, region, and cooldown state."""
+        if settings_error is not None:
+            return _error(settings_error.code, settings_error.message, **settings_error.details)
         rows = await engine_catalog(searcher.settings, searcher.cooldowns)
-        return EngineList(engines=[EngineState(**{k: v for k, v in row.items() if k in EngineState.model_fields})
-                                   for row in rows])
+        catalog = EngineCatalog(engines=[EngineState(**{k: v for k, v in row.items() if k in EngineState.model_fields})
+                                         for row in rows])
+        return CallToolResult(content=[TextContent(type="text", text=catalog.model_dump_json())],
+                              structured_content=catalog.model_dump(mode="json"))
 
-    search_tool = Tool.from_function(
+    search_tool = StrictTool.from_function(
         web_search, name=TOOL_NAME, description=TOOL_DESCRIPTION,
         annotations=ToolAnnotations(title="Web search", read_only_hint=True, open_world_hint=True),
     )
     search_tool = search_tool.model_copy(update={"parameters": input_schema()})
-    engines_tool = Tool.from_function(
+    engines_tool = StrictTool.from_function(
         search_engines, name="search_engines",
         annotations=ToolAnnotations(title="Search engines", read_only_hint=True),
     )
@@ -90,13 +116,14 @@ def build_server(settings: Settings | None = None, searcher: Searcher | None = N
     )
 
 
-def serve(settings: Settings, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    from plugin.infra.logs import configure
-
+def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
+          settings_error: SearchError | None = None) -> None:
     import logging
 
-    configure(getattr(logging, settings.log.upper(), logging.WARNING))
-    server = build_server(settings)
+    from plugin.infra.logs import configure
+
+    configure(settings.log_level() if settings is not None else logging.WARNING)
+    server = build_server(settings, settings_error=settings_error)
     if http:
         server.run("streamable-http", host=host, port=port)
     else:

@@ -5,15 +5,19 @@ from __future__ import annotations
 import re
 import shutil
 import textwrap
+from typing import Sequence
 
 from plugin.models import SearchResponse
 from plugin.pipeline.sanitize import clean_text
 
 
-def render_table(response: SearchResponse, verbose: bool = False) -> str:
+def render_table(response: SearchResponse, verbose: bool = False, named: Sequence[str] = ()) -> str:
+    """Rows, then what each engine did. Disabled engines are listed when `verbose` or when the caller
+    named them (`--engines exa` without a key says why exa did nothing)."""
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
     lines = [f"{response.query}  ({len(response.results)} results, {response.elapsed_ms} ms"
-             + (", partial" if response.partial else "") + ")"]
+             + (", partial" if response.partial else "")
+             + (", cached answer: no engine was asked now" if response.cached else "") + ")"]
     if response.recognised:
         lines.append("recognised: " + ", ".join(response.recognised))
     lines.append("")
@@ -30,11 +34,21 @@ def render_table(response: SearchResponse, verbose: bool = False) -> str:
     lines.append("")
     lines.append(f"{'engine':<16} {'tier':<9} {'status':<12} {'ms':>6} {'rows':>5} {'kept':>5}  detail")
     for report in response.engines:
-        if report.status == "disabled" and not verbose:
+        if report.status == "disabled" and not verbose and report.name not in named:
             continue
         ms = "" if report.latency_ms is None else str(report.latency_ms)
+        detail = report.detail if verbose or report.status != "ok" else ""
+        if report.status == "disabled":
+            detail = detail[:200]  # the reason names the variable to set: never cut it
+        elif not verbose:
+            detail = detail[:80]
+        if report.cached:
+            detail = "from the answer cache" + (f"; {detail}" if detail else "")
         lines.append(f"{report.name:<16} {report.tier:<9} {report.status:<12} {ms:>6} {report.rows:>5} "
-                     f"{report.kept:>5}  {report.detail[:80] if verbose or report.status != 'ok' else ''}".rstrip())
+                     f"{report.kept:>5}  {detail}".rstrip())
+    if any(report.cached for report in response.engines):
+        lines.append("(answers from the cache were given by the engine within the cache lifetime; "
+                     "--no-cache asks again)")
     return "\n".join(lines)
 
 
@@ -75,9 +89,12 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
     if not response.results:
         lines.append("(no results)")
     lines.append(f"</{FRAME_TAG}>")
-    answered = [e.name for e in response.engines if e.status == "ok"]
+    answered = [e.name + (" (cached answer)" if e.cached else "") for e in response.engines if e.status == "ok"]
     failed = [f"{e.name}: {e.status}" for e in response.engines
               if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
     lines.append("engines answered: " + (", ".join(answered) or "none")
                  + (f"; not answered: {', '.join(failed)}" if failed else ""))
+    if response.cached:
+        lines.append("(cached answer: every engine's answer comes from an earlier search within the cache "
+                     "lifetime; no engine was asked again)")
     return "\n".join(lines)
