@@ -392,10 +392,17 @@ async def scenario_serve(args: argparse.Namespace) -> dict:
                                         failures += 1
 
                         started = time.perf_counter()
+                        cpu = (tree_cpu(server.pid), process_cpu(standins.proc.pid), time.process_time())
                         await asyncio.gather(*(client() for _ in range(args.clients)))
                         elapsed = time.perf_counter() - started
-                    results[f"workers={workers}"] = {"searches_per_s": round(count / elapsed, 1),
-                                                     "failures": failures}
+                        used = (tree_cpu(server.pid) - cpu[0], process_cpu(standins.proc.pid) - cpu[1],
+                                time.process_time() - cpu[2])
+                    results[f"workers={workers}"] = {
+                        "searches_per_s": round(count / elapsed, 1), "failures": failures,
+                        # Cores each side kept busy: on a shared machine, what the workers could get.
+                        "cores_used": {"server": round(used[0] / elapsed, 2), "stand_ins": round(used[1] / elapsed, 2),
+                                       "load_generator": round(used[2] / elapsed, 2)},
+                        "server_cpu_ms_per_search": round(used[0] / max(count, 1) * 1000, 1)}
                 finally:
                     server.send_signal(signal.SIGINT)
                     try:
@@ -408,7 +415,28 @@ async def scenario_serve(args: argparse.Namespace) -> dict:
     if len(rates) >= 2 and rates[0]:
         results["speedup"] = round(rates[-1] / rates[0], 2)
     return {"scenario": f"metasearch serve, {args.clients} clients for {args.seconds} s, {len(HEALTHY)} engines "
-                        f"answering at once, {os.cpu_count()} cores", **results}
+                        f"answering at once, {os.cpu_count()} cores", "load_average": os.getloadavg(), **results}
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its children (the workers of `serve --workers N`)."""
+    total = process_cpu(pid)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                total += process_cpu(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def free_port() -> int:

@@ -310,3 +310,23 @@ async def test_serve_workers_share_one_port_and_add_up_their_metrics(standins, t
         assert await asyncio.wait_for(proc.wait(), 20) == 0
     assert len(pids) == 2  # both workers answered on the one port
     assert 'metasearch_engine_status_total{engine="bing",status="ok"} 40' in text  # all 40, whichever answered
+
+
+def test_mcp_lists_its_tools_without_building_the_search_pipeline():
+    import subprocess
+
+    code = ("import asyncio, sys; from plugin.surfaces.mcp_server import build_server; "
+            "tools = asyncio.run(build_server().list_tools()); "
+            "print(sorted(t.name for t in tools), [m for m in ('aiohttp', 'plugin.pipeline.searcher', "
+            "'plugin.infra.state') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['search_engines', 'web_search'] []"
+
+
+def test_version_comes_from_the_installed_metadata_without_importlib_metadata():
+    import subprocess
+    from importlib.metadata import version
+
+    code = "import sys; from plugin.version import VERSION; print(VERSION, 'importlib.metadata' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == [version("metasearch"), "False"]

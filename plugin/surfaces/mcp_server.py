@@ -2,25 +2,29 @@
 
 One long-lived process: the HTTP session and the cooldown state persist across
 calls, so an engine that hung for one call is skipped by the next.
+
+The search pipeline (aiohttp, the engines' transport, the state store) is imported and built at the
+first tool call, not at start-up: a client's spawn -> `tools/list` waits only for the MCP SDK and the
+tool schemas.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from plugin.surfaces.catalog import engine_catalog
 from plugin.errors import INVALID_PARAMETER, SearchError
 from plugin.models import SearchResponse
-from plugin.surfaces.render import render_for_model
 from plugin.surfaces.schemas import TOOL_DESCRIPTION, TOOL_NAME, input_schema
-from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from plugin.version import VERSION
+
+if TYPE_CHECKING:  # pragma: no cover
+    from plugin.pipeline.searcher import Searcher
 
 
 class EngineState(BaseModel):
@@ -62,12 +66,18 @@ class StrictTool(Tool):
         return await super().run(arguments, context, convert_result)
 
 
-def build_server(settings: Settings | None = None, searcher: Searcher | None = None,
+def build_server(settings: Settings | None = None, searcher: "Searcher | None" = None,
                  settings_error: SearchError | None = None) -> MCPServer:
     """The MCP server. With `settings_error` (the settings could not be loaded) every call answers with
     that error, so the client shows the reason instead of a server that vanished."""
-    if settings_error is None:
-        searcher = searcher or Searcher(settings or Settings())
+    made: list[Searcher] = [searcher] if searcher is not None else []
+
+    def the_searcher() -> "Searcher":
+        if not made:  # the first tool call: import and build the pipeline now
+            from plugin.pipeline.searcher import Searcher
+
+            made.append(Searcher(settings or Settings()))
+        return made[0]
 
     # Parameters take any value so that bad input reaches our own checks and comes back with our
     # error codes; the advertised input schema is the strict one from plugin.schemas.
@@ -78,12 +88,14 @@ def build_server(settings: Settings | None = None, searcher: Searcher | None = N
         if settings_error is not None:
             return _error(settings_error.code, settings_error.message, **settings_error.details)
         try:
-            response = await searcher.search(query, limit=limit, engines=engines, region=region,
-                                             time_range=time_range, site=site, safesearch=safesearch,
-                                             allowed_domains=allowed_domains, blocked_domains=blocked_domains,
-                                             category=category, page=page, user_location=user_location)
+            response = await the_searcher().search(
+                query, limit=limit, engines=engines, region=region, time_range=time_range, site=site,
+                safesearch=safesearch, allowed_domains=allowed_domains, blocked_domains=blocked_domains,
+                category=category, page=page, user_location=user_location)
         except SearchError as exc:
             return _error(exc.code, exc.message, **exc.details)
+        from plugin.surfaces.render import render_for_model
+
         return CallToolResult(content=[TextContent(type="text", text=render_for_model(response))],
                               structured_content=response.model_dump(mode="json"))
 
@@ -91,6 +103,9 @@ def build_server(settings: Settings | None = None, searcher: Searcher | None = N
         """List the search engines: enabled or not (and why), tier, weight, region, and cooldown state."""
         if settings_error is not None:
             return _error(settings_error.code, settings_error.message, **settings_error.details)
+        from plugin.surfaces.catalog import engine_catalog
+
+        searcher = the_searcher()
         rows = await engine_catalog(searcher.settings, searcher.cooldowns)
         catalog = EngineCatalog(engines=[EngineState(**{k: v for k, v in row.items() if k in EngineState.model_fields})
                                          for row in rows])
