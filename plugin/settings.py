@@ -156,7 +156,11 @@ def endpoint_url(url: object) -> str:
     if not isinstance(url, str) or not url.strip():
         raise ValueError("must be an http(s) URL such as http://127.0.0.1:8080")
     url = url.strip()
-    shown = repr(mask_url(url))
+    shown = mask_url(url)
+    if shown == "[unparseable URL]":  # still say which URL, its credentials (if any) masked
+        scheme, sep, rest = url.partition("://")
+        shown = f"{scheme}{sep}****@{rest.rsplit('@', 1)[1]}" if "@" in rest else url
+    shown = repr(shown)
     try:
         parsed = URL(url)
         port = parsed.port  # out-of-range ports fail here
@@ -197,8 +201,8 @@ def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
 def _check_engine_names(names: Sequence[str]) -> None:
     unknown = [name for name in names if name not in ENGINES]
     if unknown:
-        hints = [f"{name} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, ENGINES, n=1))
-                 else name for name in unknown]
+        hints = [f"{name} (did you mean {' or '.join(close)}?)"
+                 if (close := difflib.get_close_matches(name, ENGINES, n=3)) else name for name in unknown]
         raise PydanticCustomError("unknown_engine", "unknown engine(s): {unknown}; known engines: {known}",
                                   {"unknown": ", ".join(hints), "known": ", ".join(sorted(ENGINES))})
 
