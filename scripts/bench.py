@@ -27,7 +27,7 @@ from plugin.bench.runner import every_engine_primary, record_query, replay_query
 from plugin.errors import SearchError  # noqa: E402
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
 from plugin.pipeline.query import check_engines  # noqa: E402
-from plugin.bench.replay import Cassette, cassette_name  # noqa: E402
+from plugin.bench.replay import Cassette, cassette_name, no_recordings  # noqa: E402
 from plugin.settings import Settings, parse_endpoints  # noqa: E402
 
 BENCH = ROOT / "bench"
@@ -72,6 +72,8 @@ async def run_replay(args: argparse.Namespace, settings: Settings) -> dict:
             missing.append(query.id)
             continue
         qruns.append(await replay_query(query, Cassette.read(path), settings))
+    if not qruns:  # one clear line, not a table of zeros
+        raise SystemExit(no_recordings(fixtures))
     result = report(qruns, settings, missing=missing, label=f"fixtures ({fixtures})")
     if missing:
         result["note"] = (f"{len(missing)} of {len(queries)} queries have no recording in {fixtures}; "

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
 from plugin.bench.evaluation import METRICS, compare, score  # noqa: E402
-from plugin.bench.replay import Cassette, cassette_name  # noqa: E402
+from plugin.bench.replay import Cassette, cassette_name, no_recordings  # noqa: E402
 from plugin.bench.runner import every_engine_primary, rank_urls, replay_query  # noqa: E402
 from plugin.settings import DEFAULT_OFFICIAL_SITES, Settings  # noqa: E402
 
@@ -125,9 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     # The corpus is swept as the bench measures it: every captured engine in the first wave.
     base = every_engine_primary(Settings()) if args.corpus else Settings()
     qruns = asyncio.run(load_runs(args, base))
-    if not qruns:
-        print(json.dumps({"error": "no recorded queries to sweep"}))
-        return 1
+    if not qruns:  # one clear line, not {"error": ...}
+        raise SystemExit(no_recordings(args.fixtures))
     multi = [i for i, q in enumerate(qruns) if q.multi_engine]
 
     def evaluate(overrides: dict) -> dict[str, list[float]]:

@@ -277,8 +277,57 @@ async def test_quick_sweep_runs_and_reports_marginals():
     assert "zero boosts" in result["named"] and result["multi_engine_queries"] >= 6
 
 
-async def test_default_bench_runs_without_fixtures(tmp_path):
-    code, out, err = await run(sys.executable, "scripts/bench.py", "--fixtures", str(tmp_path), "--json")
+@pytest.mark.parametrize("script", ["scripts/bench.py", "scripts/sweep.py"])
+async def test_an_empty_fixtures_folder_is_one_clear_line(script, tmp_path):
+    code, out, err = await run(sys.executable, script, "--fixtures", str(tmp_path), "--json")
+    assert code == 1 and out == ""  # no table of zeros, no {"error": ...}
+    assert err.strip().splitlines() == [
+        f"no recordings in {tmp_path}: record them with `python scripts/bench.py --record` (needs network "
+        "access), or replay the real-page corpus with `--corpus ../shared/serp-corpus`"]
+
+
+# ----- replaying recordings from elsewhere -----
+def corpus_file(*parts: str) -> Path:
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not found (../shared/serp-corpus is absent or older)")
+    return path
+
+
+async def test_a_cassette_with_parsed_bodies_replays(tmp_path):
+    """pydantic-ai's recorder keeps JSON bodies parsed (`parsed_body`), as the corpus's Exa cassette shows."""
+    import shutil
+
+    source = corpus_file("exa", "pydanticai__what-is-pydantic-ai_highlights__CASSETTE.yaml")
+    shutil.copy(source, tmp_path / source.name)
+    (tmp_path / "notes.yaml").write_text("not: [a cassette\n", encoding="utf-8")  # one odd file among them
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "what is  pydantic AI?",
+                               "--replay", str(tmp_path), "--engines", "exa", "--json")
     assert code == 0, err
-    result = json.loads(out)
-    assert result["overall"]["n"] == 0 and len(result["missing"]) == 20
+    data = json.loads(out)
+    assert data["engines"][0]["status"] == "ok" and data["engines"][0]["rows"] == 2
+    assert "https://github.com/pydantic/pydantic-ai" in [row["url"] for row in data["results"]]
+    assert "skipped" in err and "notes.yaml" in err and "Traceback" not in err
+
+
+def test_replay_matches_queries_whatever_their_case_and_spacing():
+    from datetime import datetime
+
+    from engines.base import Request
+    from plugin.bench.replay import Exchange
+
+    exchange = Exchange("bing", "GET", "https://www.bing.com/search?q=Hello++World", None, {}, 200,
+                        {"Content-Type": "text/html"}, b"<html></html>", "https://www.bing.com/search")
+    recordings = Recordings([Cassette("Hello  World", datetime(2021, 5, 10), [exchange])])
+    for asked in ("hello world", "HELLO WORLD", " hello   world "):
+        request = Request("GET", "https://www.bing.com/search", params=(("q", asked),))
+        assert recordings.find(request, "bing", {}) is exchange, asked
+    assert recordings.recorded_at("hello world") == datetime(2021, 5, 10)
+
+
+async def test_replay_from_a_folder_without_recordings_says_so(tmp_path):
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "hello", "--replay",
+                               str(tmp_path), "--json")
+    assert code == 2
+    error = json.loads(out)["error"]
+    assert error["code"] == "invalid_parameter" and error["message"].startswith(f"no recordings in {tmp_path}")

@@ -34,6 +34,32 @@ REDACTED = "REDACTED"
 ENGINE_HEADER = "X-Metasearch-Engine"
 
 
+class CassetteError(ValueError):
+    """A file that is not a cassette we can replay."""
+
+
+def _with_body(part: dict) -> dict:
+    """A recorded request or response with its body as vcrpy stores it: recorders that keep a JSON body
+    parsed (`parsed_body`) get it serialised back."""
+    if not isinstance(part, dict) or "parsed_body" not in part:
+        return part
+    part = dict(part)
+    body = json.dumps(part.pop("parsed_body"), ensure_ascii=False).encode("utf-8")
+    part["body"] = body if "method" in part else {"string": body}
+    return part
+
+
+def same_query(text: str) -> str:
+    """Query text as replay compares it: case and spacing do not matter ("hello" finds "Hello")."""
+    return " ".join(text.split()).casefold()
+
+
+def no_recordings(folder: str | Path) -> str:
+    """The one line saying a folder holds nothing to replay, and what to do about it."""
+    return (f"no recordings in {folder}: record them with `python scripts/bench.py --record` (needs network "
+            f"access), or replay the real-page corpus with `--corpus ../shared/serp-corpus`")
+
+
 class NotRecorded(TransportError):
     """Replay has no exchange for this engine and query."""
 
@@ -108,7 +134,7 @@ class Exchange:
 
     @property
     def key(self) -> tuple[str, str]:
-        return host_of(self.uri), query_text(self.uri, self.body)
+        return host_of(self.uri), same_query(query_text(self.uri, self.body))
 
     def response(self) -> Response:
         headers = Headers(self.response_headers)
@@ -146,25 +172,44 @@ class Cassette:
 
     @classmethod
     def loads(cls, text: str) -> "Cassette":
-        from vcr.serialize import deserialize
-        from vcr.serializers import yamlserializer
+        """A cassette from vcrpy's YAML: ours, any vcrpy recorder's, or the variant that stores JSON bodies
+        parsed (`parsed_body`, as pydantic-ai's recorder writes them). CassetteError when it is none."""
+        from vcr.request import Request as VcrRequest
+        from vcr.serializers import compat, yamlserializer
 
-        loaded = deserialize(text, yamlserializer)
-        requests, responses = loaded[0], loaded[1]
-        metadata = loaded[2] if len(loaded) > 2 else {}
+        try:
+            data = yamlserializer.deserialize(text)
+        except Exception as exc:  # YAML errors, unknown tags
+            reason = " ".join(str(exc).split())[:200]
+            raise CassetteError(f"not readable as YAML ({type(exc).__name__}: {reason})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+            raise CassetteError("not a vcrpy cassette (no interactions list)")
+        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         exchanges = []
-        for request, response in zip(requests, responses):
+        for number, interaction in enumerate(data["interactions"], start=1):
+            try:
+                raw_request, raw_response = _with_body(interaction["request"]), _with_body(interaction["response"])
+                request = VcrRequest(raw_request["method"], raw_request["uri"], raw_request.get("body"),
+                                     raw_request.get("headers") or {})
+                response = compat.convert_to_bytes(raw_response)
+                status = int(response["status"]["code"])
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise CassetteError(f"interaction {number} is not a request and a response "
+                                    f"({type(exc).__name__}: {exc})") from None
             req_headers = {k: (v[0] if isinstance(v, list) else v) for k, v in dict(request.headers).items()}
             engine = req_headers.pop(ENGINE_HEADER, "") or _engine_for_host(host_of(request.uri))
-            resp_headers = {k: (v[0] if isinstance(v, list) else v) for k, v in response["headers"].items()}
+            resp_headers = {k: (v[0] if isinstance(v, list) else v)
+                            for k, v in (response.get("headers") or {}).items()}
             final_url = resp_headers.pop("X-Metasearch-Final-Url", request.uri)
             body = request.body
             if isinstance(body, str):
                 body = body.encode()
+            response_body = (response.get("body") or {}).get("string", b"") or b""
+            if isinstance(response_body, str):
+                response_body = response_body.encode()
             exchanges.append(Exchange(
                 engine=engine, method=request.method, uri=request.uri, body=body, request_headers=req_headers,
-                status=int(response["status"]["code"]), response_headers=resp_headers,
-                response_body=response["body"].get("string", b"") or b"", final_url=final_url))
+                status=status, response_headers=resp_headers, response_body=response_body, final_url=final_url))
         recorded = metadata.get("recorded_at")
         return cls(query=metadata.get("query", ""), recorded_at=datetime.fromisoformat(recorded) if recorded
                    else datetime.now(), exchanges=exchanges, statuses=metadata.get("engines", {}),
@@ -213,6 +258,7 @@ class Recordings:
 
     def __init__(self, cassettes: Iterable[Cassette] = ()):
         self.cassettes = list(cassettes)
+        self.skipped: list[str] = []  # files from_dir could not read, with why
         self._index: dict[tuple[str, str], list[Exchange]] = {}
         self._by_engine_host: dict[str, list[Exchange]] = {}
         for cassette in self.cassettes:
@@ -222,13 +268,23 @@ class Recordings:
 
     @classmethod
     def from_dir(cls, directory: str | Path) -> "Recordings":
+        """Every cassette (`*.yaml`) in `directory`; files that are not cassettes we can replay are left out
+        and named in `skipped`, so one odd file does not stop the others."""
         folder = Path(directory)
         if not folder.is_dir():
             raise FileNotFoundError(f"replay directory {folder} does not exist")
-        return cls(Cassette.read(path) for path in sorted(folder.glob("*.yaml")))
+        cassettes, skipped = [], []
+        for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
+            try:
+                cassettes.append(Cassette.read(path))
+            except (CassetteError, OSError, UnicodeDecodeError) as exc:
+                skipped.append(f"{path.name}: {exc}")
+        recordings = cls(cassettes)
+        recordings.skipped = skipped
+        return recordings
 
     def find(self, request: Request, engine: str, used: dict[tuple[str, str], int]) -> Exchange | None:
-        key = (host_of(request.url), query_text(full_url(request), request_body(request)))
+        key = (host_of(request.url), same_query(query_text(full_url(request), request_body(request))))
         candidates = self._index.get(key)
         if not candidates and not key[1]:
             # A request without query text (e.g. Startpage's home page): any recording on that host.
@@ -244,9 +300,13 @@ class Recordings:
 
     def recorded_at(self, query: str) -> datetime | None:
         for cassette in self.cassettes:
-            if cassette.query.strip().lower() == query.strip().lower():
+            if cassette.query and same_query(cassette.query) == same_query(query):
                 return cassette.recorded_at
         return None
+
+    def queries(self) -> list[str]:
+        """Every query text recorded (as the engines were asked it), for telling a caller what there is."""
+        return sorted({ex.key[1] for cassette in self.cassettes for ex in cassette.exchanges if ex.key[1]})
 
 
 class ReplayTransport(Transport):

@@ -209,12 +209,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
     now = None
     if args.replay:
         # Answer from recordings: no network, the recording's own moment, placeholder keys.
+        from plugin.bench.replay import Recordings, ReplayTransport, no_recordings
         from plugin.bench.runner import replay_settings
-        from plugin.bench.replay import Recordings, ReplayTransport
 
         if not os.path.isdir(args.replay):
             raise UsageError("invalid_parameter", f"--replay directory {args.replay!r} does not exist")
         recordings = Recordings.from_dir(args.replay)
+        for problem in recordings.skipped:  # one odd file does not stop the others
+            print(f"metasearch: skipped {os.path.join(args.replay, problem)}", file=sys.stderr)
+        if not recordings.cassettes:
+            raise UsageError("invalid_parameter", no_recordings(args.replay))
         settings = replay_settings(settings, recordings.engines())
         transport = ReplayTransport(settings, recordings)
         now = recordings.recorded_at(query)
@@ -235,6 +239,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
             await searcher.close()
 
     response = asyncio.run(run())
+    if args.replay and not any(report.status in ANSWERED for report in response.engines) and all(
+            report.status in ("skipped", "disabled") for report in response.engines):
+        recorded = recordings.queries()
+        print(f"metasearch: nothing in {args.replay} was recorded for {query!r}; recorded queries: "
+              + ", ".join(repr(q) for q in recorded[:10]) + (" …" if len(recorded) > 10 else ""), file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2))
     else:

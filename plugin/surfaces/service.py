@@ -1,8 +1,8 @@
 """`metasearch serve`: one shared search pool over HTTP for many agents.
 
-GET /search?q=&limit=&engines=&region=&time_range=&site=&safesearch=&no_cache=1 -> SearchResponse JSON
-    &allowed_domains=a.com,b.org or &blocked_domains=x.com (comma-separated, or the parameter repeated)
-    &category=web|news &page=N &user_location=DE
+GET /search?q=...  -> SearchResponse JSON; every parameter is listed by `search_parameters()` (the
+    web_search tool's arguments plus q and no_cache) and in the README; any other is refused (400,
+    invalid_parameter), so a misspelt `lmit=3` is not silently ignored
 GET /health  -> {"status": "ok", ...}
 GET /metrics -> Prometheus text format
 
@@ -36,13 +36,48 @@ SNAPSHOT_EVERY_S = 1.0
 RESTARTS_ALLOWED = 10
 
 
+LIST_PARAMETERS = ("engines", "allowed_domains", "blocked_domains")  # comma-separated or repeated
+
+
+def search_parameters() -> dict[str, str]:
+    """Every query parameter of GET /search with what it means: the web_search tool's arguments (their
+    descriptions come from its schema) plus the HTTP-only `q` and `no_cache`."""
+    from plugin.surfaces.schemas import WebSearchArgs
+
+    parameters = {"q": "What to search for (1-500 characters); `query` is the same."}
+    for name, field in WebSearchArgs.model_fields.items():
+        parameters[name] = "Same as q." if name == "query" else (field.description or "")
+        if name in LIST_PARAMETERS:
+            parameters[name] += " Comma-separated, or the parameter repeated."
+    parameters["no_cache"] = "1, true or yes: ask every engine again instead of using the answer cache."
+    return parameters
+
+
+def _unknown_parameters(names: list[str]) -> SearchError | None:
+    import difflib
+
+    known = search_parameters()
+    unknown = [name for name in dict.fromkeys(names) if name not in known]
+    if not unknown:
+        return None
+    hints = [f"{name} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, known, n=1))
+             else name for name in unknown]
+    return SearchError("invalid_parameter", f"/search does not take {', '.join(hints)}; its parameters are "
+                       f"{', '.join(known)}", parameter=unknown)
+
+
 async def search_handler(request: web.Request) -> web.Response:
     searcher = request.app[SEARCHER]
     metrics = request.app[METRICS]
     args = request.query
+    problem = _unknown_parameters(list(args.keys()))
+    if problem is not None:
+        metrics.bad_input()
+        return web.json_response(problem.to_dict(), status=400)
+    engines = ",".join(args.getall("engines")) if "engines" in args else None
     try:
         response = await searcher.search(
-            args.get("q", args.get("query")), limit=args.get("limit"), engines=args.get("engines"),
+            args.get("q", args.get("query")), limit=args.get("limit"), engines=engines,
             region=args.get("region"), time_range=args.get("time_range"), site=args.get("site"),
             safesearch=args.get("safesearch"), cache=args.get("no_cache", "") not in ("1", "true", "yes"),
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
