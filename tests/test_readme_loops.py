@@ -1,0 +1,165 @@
+"""The README's OpenAI and Anthropic tool loops produce valid message sequences.
+
+The SDKs are not dependencies of the project, so their request types are not available here: the
+loops run as written in the README against a small client that scripts the model's replies (two tool
+calls in one reply, then a text answer) and records every request, and the recorded `messages` are
+checked against each API's documented rules for tool use (written out below). The searches are real,
+against a loopback engine.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import sys
+import threading
+import types
+from pathlib import Path
+
+import pytest
+
+from standins import bing_page
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = [("What's New In Python 3.13", "https://docs.python.org/3/whatsnew/3.13.html", "python 3.13 changes")]
+
+
+def readme_block(title: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index(f"**{title}**")
+    return re.search(r"```python\n(.*?)```", readme[start:], flags=re.S).group(1)
+
+
+@pytest.fixture
+def loopback_bing(monkeypatch, tmp_path):
+    body = bing_page(ROWS).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": f"http://127.0.0.1:{server.server_address[1]}"}))
+    monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
+    (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    yield
+    server.shutdown()
+    server.server_close()
+
+
+class Obj(types.SimpleNamespace):
+    pass
+
+
+def check_openai_messages(messages: list[dict]) -> None:
+    """Chat Completions: an assistant message with `tool_calls` is followed by exactly one `tool` message
+    per call id (and nothing else) before the next assistant or user message; each assistant reply
+    appears once."""
+    roles = {"system", "developer", "user", "assistant", "tool"}
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        assert isinstance(message, dict) and message["role"] in roles, message
+        if message["role"] == "tool":
+            raise AssertionError(f"tool message without the assistant message it answers at {i}")
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            for call in message["tool_calls"]:
+                assert set(call) == {"id", "type", "function"} and call["type"] == "function"
+                assert set(call["function"]) == {"name", "arguments"}
+            ids = [call["id"] for call in message["tool_calls"]]
+            answers = messages[i + 1:i + 1 + len(ids)]
+            assert [m.get("role") for m in answers] == ["tool"] * len(ids), messages
+            assert sorted(m["tool_call_id"] for m in answers) == sorted(ids)
+            assert all(isinstance(m["content"], str) and m["content"] for m in answers)
+            i += len(ids)
+        i += 1
+
+
+def check_anthropic_messages(messages: list[dict]) -> None:
+    """Messages API: roles alternate, starting with user; every tool_use of an assistant turn is answered
+    by a tool_result in the very next user turn, and a user turn answers no other ids."""
+    assert messages[0]["role"] == "user"
+    for before, after in zip(messages, messages[1:]):
+        assert before["role"] != after["role"], messages
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant" or isinstance(message["content"], str):
+            continue
+        uses = [block.id for block in message["content"] if block.type == "tool_use"]
+        if not uses:
+            continue
+        results = messages[i + 1]["content"]
+        assert all(block["type"] == "tool_result" for block in results)
+        assert sorted(block["tool_use_id"] for block in results) == sorted(uses)
+        assert all(isinstance(block["content"], str) and block["content"] for block in results)
+
+
+def test_the_openai_loop(loopback_bing, monkeypatch):
+    requests: list[list[dict]] = []
+    calls = [Obj(id=f"call_{n}", type="function", function=Obj(name="web_search", arguments=json.dumps(args)))
+             for n, args in enumerate([{"query": "python 3.13 changes"}, {"query": "python 3.13", "limit": 3}])]
+    replies = [Obj(content=None, tool_calls=calls), Obj(content="Python 3.13 adds ...", tool_calls=None)]
+
+    def create(*, model, messages, tools):
+        requests.append(json.loads(json.dumps(messages)))  # what would go over the wire
+        return Obj(choices=[Obj(message=replies[len(requests) - 1])])
+
+    fake = types.ModuleType("openai")
+    fake.OpenAI = lambda: Obj(chat=Obj(completions=Obj(create=create)))
+    monkeypatch.setitem(sys.modules, "openai", fake)
+    exec(readme_block("OpenAI tool loop"), {"__name__": "readme"})
+    assert len(requests) == 2
+    final = requests[-1]
+    check_openai_messages(final)
+    assert [m["role"] for m in final] == ["user", "assistant", "tool", "tool"]
+    assert "docs.python.org/3/whatsnew/3.13.html" in final[2]["content"]
+
+
+def test_the_anthropic_loop(loopback_bing, monkeypatch):
+    requests: list[list[dict]] = []
+    uses = [Obj(type="tool_use", id=f"toolu_{n}", name="web_search", input=args)
+            for n, args in enumerate([{"query": "python 3.13 changes"}, {"query": "x", "limit": "many"}])]
+    replies = [Obj(stop_reason="tool_use", content=[Obj(type="text", text="Searching."), *uses]),
+               Obj(stop_reason="end_turn", content=[Obj(type="text", text="Python 3.13 adds ...")])]
+
+    def create(*, model, max_tokens, messages, tools):
+        requests.append(list(messages))
+        return replies[len(requests) - 1]
+
+    fake = types.ModuleType("anthropic")
+    fake.Anthropic = lambda: Obj(messages=Obj(create=create))
+    monkeypatch.setitem(sys.modules, "anthropic", fake)
+    exec(readme_block("Anthropic tool loop"), {"__name__": "readme"})
+    assert len(requests) == 2
+    final = requests[-1]
+    check_anthropic_messages(final)
+    assert [m["role"] for m in final] == ["user", "assistant", "user"]
+    results = {block["tool_use_id"]: block["content"] for block in final[2]["content"]}
+    assert "docs.python.org/3/whatsnew/3.13.html" in results["toolu_0"]
+    assert json.loads(results["toolu_1"])["error"]["code"] == "invalid_parameter"  # told, not crashed
+
+
+def test_the_validators_catch_the_old_loops():
+    """The sequence the README used to build (the reply appended once per call) is refused."""
+    assistant = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": "web_search", "arguments": "{}"}} for i in ("a", "b")]}
+    old = [{"role": "user", "content": "q"}, assistant, {"role": "tool", "tool_call_id": "a", "content": "x"},
+           assistant, {"role": "tool", "tool_call_id": "b", "content": "y"}]
+    with pytest.raises(AssertionError):
+        check_openai_messages(old)
+    uses = [Obj(type="tool_use", id=i) for i in ("a", "b")]
+    old = [{"role": "user", "content": "q"}, {"role": "assistant", "content": uses},
+           {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]},
+           {"role": "assistant", "content": uses},
+           {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "y"}]}]
+    with pytest.raises(AssertionError):
+        check_anthropic_messages(old)
