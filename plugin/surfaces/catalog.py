@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from typing import Any
 
 from engines import ENGINES
@@ -110,3 +111,68 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
         if settings.key_file and getattr(settings, env.lower()) is None and settings.api_key(name)
     )
     return data
+
+
+# ----- `metasearch cooldowns`: what is benched, and clearing it -----
+def store_location(settings: Settings, state) -> str:
+    """Where cooldowns, answers and budgets live, for people: the SQLite file or the Redis URL (no password)."""
+    from plugin.infra.state import FailoverState, SqliteState, _safe_url, state_path
+
+    if isinstance(state, FailoverState):
+        return f"redis {_safe_url(state.primary.url)} (embedded fallback: {state_path(settings)})"
+    if isinstance(state, SqliteState):
+        return f"sqlite {state.path}"
+    return f"{state.backend} (this process only)"
+
+
+async def cooldown_report(settings: Settings, *, clear: str | None = None) -> dict[str, Any]:
+    """Every benched upstream (`engine` or `engine@endpoint`) in the shared store; with `clear` ("*" for
+    every one, else an engine name or an exact upstream), those entries are deleted first, failure
+    counts included, and listed under "cleared"."""
+    from plugin.infra.state import open_state
+
+    state = open_state(settings)
+    try:
+        entries = await state.all()
+        cleared: list[str] = []
+        if clear is not None:
+            for upstream in sorted(entries):
+                if clear == "*" or upstream == clear or upstream.split("@", 1)[0] == clear:
+                    await state.clear(upstream)
+                    cleared.append(upstream)
+            entries = {k: v for k, v in entries.items() if k not in cleared}
+        now = time.time()
+        benched = []
+        for upstream, entry in sorted(entries.items()):
+            if not entry.active(now):
+                continue  # remembered for escalation only, not benched
+            engine, _, endpoint = upstream.partition("@")
+            benched.append({
+                "upstream": upstream, "engine": engine, "endpoint": endpoint or None,
+                "status": entry.status, "failures": entry.failures,
+                "seconds_left": round(entry.until - now, 1),
+                "until": datetime.fromtimestamp(entry.until, timezone.utc).isoformat(timespec="seconds"),
+                "detail": entry.detail,
+            })
+        report: dict[str, Any] = {"store": store_location(settings, state), "cooldowns": benched}
+        if clear is not None:
+            report["cleared"] = cleared
+        return report
+    finally:
+        await state.close()
+
+
+def render_cooldowns(report: dict[str, Any]) -> str:
+    lines = []
+    if "cleared" in report:
+        lines.append(f"cleared {len(report['cleared'])}: {', '.join(report['cleared'])}" if report["cleared"]
+                     else "nothing to clear")
+    if report["cooldowns"]:
+        lines.append(f"{'upstream':<40} {'after':<12} {'failures':>8}  left")
+        for row in report["cooldowns"]:
+            lines.append(f"{row['upstream']:<40} {row['status']:<12} {row['failures']:>8}  "
+                         f"{row['seconds_left']:.0f}s (until {row['until']})")
+    else:
+        lines.append("no engine is cooling down")
+    lines.append(f"state store: {report['store']}")
+    return "\n".join(lines)

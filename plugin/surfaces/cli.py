@@ -91,11 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--safesearch", help="off, moderate or strict")
     search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
+    search.add_argument("--ignore-cooldowns", dest="ignore_cooldowns", action="store_true",
+                        help="try engines that are cooling down anyway")
     search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
     search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
 
     engines = commands.add_parser("engines", help="list engines, their tier, weight and state")
     engines.add_argument("--json", action="store_true")
+    engines.add_argument("--endpoint", action="append", metavar="NAME=URL",
+                         help="as for search: show the engine at this endpoint (its own cooldown)")
+    _add_cooldowns_command(commands)
 
     schema = commands.add_parser("schema", help="print the web_search tool schema")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
@@ -134,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         if args.command == "search":
             return _cmd_search(args)
+        if args.command == "cooldowns":
+            return _cmd_cooldowns(args)
         if args.command == "engines":
             return _cmd_engines(args)
         if args.command == "schema":
@@ -234,7 +241,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
                                          allowed_domains=args.allow_domain, blocked_domains=args.block_domain,
                                          category=args.category, page=args.page,
                                          user_location=args.user_location,
-                                         now=now, cache=not args.no_cache)
+                                         now=now, cache=not args.no_cache,
+                                         ignore_cooldowns=args.ignore_cooldowns)
         finally:
             await searcher.close()
 
@@ -259,12 +267,37 @@ def _cmd_engines(args: argparse.Namespace) -> int:
 
     from plugin.surfaces.catalog import engine_catalog, render_catalog
 
-    settings = load_settings(args)
+    settings = _with_endpoints(load_settings(args), _parse_endpoints(args.endpoint))
     rows = asyncio.run(engine_catalog(settings))
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         print(render_catalog(rows))
+    return 0
+
+
+def _with_endpoints(settings, endpoints: dict[str, str]):
+    return settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}}) if endpoints else settings
+
+
+def _add_cooldowns_command(commands) -> None:
+    cooldowns = commands.add_parser("cooldowns", help="list the engines cooling down (benched), or clear them")
+    cooldowns.add_argument("--clear", nargs="?", const="*", metavar="ENGINE",
+                           help="clear every cooldown, or those of ENGINE (a name, or an engine@endpoint upstream)")
+    cooldowns.add_argument("--json", action="store_true")
+
+
+def _cmd_cooldowns(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from plugin.surfaces.catalog import cooldown_report, render_cooldowns
+
+    if args.clear not in (None, "*") and "@" not in args.clear:
+        from plugin.pipeline.query import check_engines
+
+        check_engines([args.clear])  # a name that is no engine: unknown_engine
+    report = asyncio.run(cooldown_report(load_settings(args), clear=args.clear))
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else render_cooldowns(report))
     return 0
 
 
