@@ -267,7 +267,10 @@ def _cmd_engines(args: argparse.Namespace) -> int:
 
     from plugin.surfaces.catalog import engine_catalog, render_catalog
 
-    settings = _with_endpoints(load_settings(args), _parse_endpoints(args.endpoint))
+    from plugin.settings import parse_endpoints
+
+    endpoints = parse_endpoints(args.endpoint)  # checked as for search, so both name the same upstream
+    settings = _with_endpoints(load_settings(args), endpoints)
     rows = asyncio.run(engine_catalog(settings))
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
