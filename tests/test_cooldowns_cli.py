@@ -28,7 +28,7 @@ async def test_list_see_in_engines_try_anyway_and_clear(standins, private_state)
     endpoint = f"bing={failing.url}"
     search = ("search", "rust async", "--engines", "bing", "--endpoint", endpoint, "--json")
     code, out, _ = await run_cli(*search)
-    assert code == 0 and json.loads(out)["engines"][0]["status"] == "error"
+    assert code == 3 and json.loads(out)["engines"][0]["status"] == "error"  # 3: no engine could answer
 
     code, out, _ = await run_cli("cooldowns", "--json")
     listed = json.loads(out)
@@ -49,10 +49,10 @@ async def test_list_see_in_engines_try_anyway_and_clear(standins, private_state)
     assert next(row for row in json.loads(out) if row["name"] == "bing")["cooldown"]["active"] is False
 
     code, out, _ = await run_cli(*search)
-    assert json.loads(out)["engines"][0]["status"] == "cooldown" and len(failing.requests) == 1
+    assert code == 3 and json.loads(out)["engines"][0]["status"] == "cooldown" and len(failing.requests) == 1
     failing.behaviour = page(bing_page(ROWS))
     code, out, _ = await run_cli(*search, "--ignore-cooldowns")
-    assert json.loads(out)["engines"][0]["status"] == "ok" and len(failing.requests) == 2
+    assert code == 0 and json.loads(out)["engines"][0]["status"] == "ok" and len(failing.requests) == 2
 
     failing.behaviour = page("down", status=503)
     await run_cli(*search, "--no-cache")
