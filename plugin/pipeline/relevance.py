@@ -94,6 +94,7 @@ class Gate:
     ascii_words: frozenset[str] = frozenset()
     words: tuple[str, ...] = ()
     required: int = 0
+    min_units: int = 2  # what the gate was built with, for a gate built again from a correction
 
     def score(self, title: str, snippet: str, url: str) -> int:
         text = _row_text(title, snippet, url)
@@ -156,7 +157,8 @@ def build_gate(query: str, min_units: int = 2) -> Gate:
         bigrams -= _CJK_STOP_BIGRAMS
         ascii_words = {w.lower() for w in _ASCII_WORD.findall(query) if w.lower() not in STOP_WORDS}
         possible = len(bigrams) + 2 * len(ascii_words)
-        return Gate("cjk", frozenset(bigrams), frozenset(ascii_words), required=min(min_units, possible))
+        return Gate("cjk", frozenset(bigrams), frozenset(ascii_words), required=min(min_units, possible),
+                    min_units=min_units)
     words = tuple(dict.fromkeys(w for w in _WORD.findall(fold(query)) if _is_content_word(w)))
     if not words:
         return Gate("none")

@@ -31,6 +31,7 @@ from plugin.models import FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity
 from plugin.pipeline import pages
+from plugin.pipeline.filters import restore_agreeing
 from plugin.pipeline.fusion import EngineList, diversify, fuse
 from plugin.pipeline.intent import read_intent
 from plugin.pipeline.plan import SearchPlan, make_plan
@@ -102,7 +103,7 @@ class Searcher:
         fallback = [(e, self.tier_of(e)) for e in engines if self.tier_of(e) != "primary"]
         if not primary:  # the caller chose only fallback engines: run them as the first wave
             primary, fallback = fallback, []
-        return await self.tiers.run(plan, primary, fallback)
+        return restore_agreeing(await self.tiers.run(plan, primary, fallback), plan)
 
     def rank(self, plan: SearchPlan, runs: Sequence[EngineRun], shown: set[str] = frozenset(),  # type: ignore[assignment]
              earlier: dict[str, list[Row]] | None = None) -> list[ResultRow]:

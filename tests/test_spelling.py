@@ -1,0 +1,64 @@
+"""Misspelt queries against the real Bing and Brave pages for "javascript tutorial": the engines' own
+correction and independent engines agreeing overrule the word gate; Bing's love poems for
+"tình hình thời tiết" (weather) are still dropped."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import corpus_path
+from plugin.pipeline.searcher import Searcher
+from plugin.settings import Settings
+from standins import page
+
+
+async def search(standins, query: str, pages: dict[str, bytes]):
+    endpoints = {}
+    for engine, body in pages.items():
+        endpoints[engine] = (await standins(page(body))).url
+    async with Searcher(Settings(endpoints=endpoints, engines=list(pages))) as searcher:
+        return await searcher.search(query)
+
+
+@pytest.mark.parametrize("query", ["javascrpt tutorail", "javasript tutorial for beginers"])
+async def test_independent_engines_agreeing_keep_a_misspelt_query_answered(query, standins):
+    bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_bytes()
+    brave = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
+    response = await search(standins, query, {"bing": bing, "brave": brave})
+    statuses = {report.name: report for report in response.engines}
+    assert statuses["bing"].status == "ok" and statuses["brave"].status == "ok", statuses
+    assert "also found by brave" in statuses["bing"].detail
+    assert len(response.results) == 8
+    assert any("w3schools.com" in row.url for row in response.results)
+
+
+async def test_one_engine_alone_is_no_agreement(standins):
+    bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_bytes()
+    response = await search(standins, "javascrpt tutorail", {"bing": bing})
+    assert response.engines[0].status == "irrelevant" and response.results == []
+
+
+async def test_the_engines_own_correction_is_read(standins):
+    bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_text(encoding="utf-8")
+    # Bing's "Including results for" notice, as it heads the results list.
+    notice = ('<li class="b_ans"><div id="sp_requery"><h2>Including results for <a href="/search?q=javascript+'
+              'tutorial">javascript tutorial</a>.</h2><div id="sp_recourse">Do you want results only for '
+              '<a href="/search?q=javascrpt+tutorail&amp;nfpr=1">javascrpt tutorail</a>?</div></div></li>')
+    corrected = bing.replace('<ol id="b_results"', '<ol id="b_results"', 1)
+    marker = corrected.index(">", corrected.index('<ol id="b_results"')) + 1
+    corrected = corrected[:marker] + notice + corrected[marker:]
+    response = await search(standins, "javascrpt tutorail", {"bing": corrected.encode()})
+    report = response.engines[0]
+    assert report.status == "ok" and "javascript tutorial" in report.detail, report
+    assert len(response.results) == 8
+
+
+async def test_the_love_poems_are_still_dropped(standins):
+    poems = corpus_path("bing", "kaiz__tinh-hinh-thoi-tiet.html").read_bytes()
+    response = await search(standins, "tình hình thời tiết", {"bing": poems})
+    assert response.engines[0].status == "irrelevant" and response.results == []
+    # ...also beside an independent engine that found other pages.
+    brave = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
+    response = await search(standins, "tình hình thời tiết", {"bing": poems, "brave": brave})
+    assert {report.name: report.status for report in response.engines} == {"bing": "irrelevant",
+                                                                           "brave": "irrelevant"}
