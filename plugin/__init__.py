@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["search", "search_sync", "Searcher", "Settings", "SearchResponse", "SearchError",
-           "render_for_model", "__version__"]
+           "render_for_model", "fetch", "fetch_sync", "FetchResponse", "FetchError", "__version__"]
 
 _LAZY = {
     "search": ("plugin.pipeline.searcher", "search"),
@@ -30,11 +30,17 @@ _LAZY = {
     "SearchError": ("plugin.errors", "SearchError"),
     "render_for_model": ("plugin.surfaces.render", "render_for_model"),
     "__version__": ("plugin.version", "VERSION"),
+    # Reading a page (plugin/reading/): a package, not a `fetch` module, so nothing shadows the function.
+    "fetch": ("plugin.reading.reader", "fetch"),
+    "fetch_sync": ("plugin.reading.reader", "fetch_sync"),
+    "FetchResponse": ("plugin.models", "FetchResponse"),
+    "FetchError": ("plugin.errors", "FetchError"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from plugin.errors import SearchError
-    from plugin.models import SearchResponse
+    from plugin.errors import FetchError, SearchError
+    from plugin.models import FetchResponse, SearchResponse
+    from plugin.reading.reader import fetch, fetch_sync
     from plugin.pipeline.searcher import Searcher, search, search_sync
     from plugin.settings import Settings
     from plugin.surfaces.render import render_for_model

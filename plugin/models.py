@@ -15,6 +15,11 @@ EngineStatus = Literal[
 FAILURE_STATUSES: frozenset[str] = frozenset({"timeout", "error", "blocked", "ratelimited"})
 
 
+class ReadFailure(BaseModel):
+    code: str = Field(description="A fetch error code: timeout, http_error, blocked_by_robots, ...")
+    message: str
+
+
 class ResultRow(BaseModel):
     title: str
     url: str
@@ -25,6 +30,13 @@ class ResultRow(BaseModel):
     score: float
     date: dt.date | None = None
     source: str | None = Field(None, description="Publisher of a news row, e.g. Reuters or 新华网")
+    # Filled by search(read=N) for the top N rows only.
+    content: str | None = Field(None, description="Main text of the page (search with read=N), cleaned; absent "
+                                                  "when the page was not read")
+    content_truncated: bool = Field(False, description="True when content stops before the page's end "
+                                                       "(the read budget); web_fetch reads the rest")
+    read_error: ReadFailure | None = Field(None, description="Why the page could not be read (read=N); the "
+                                                             "snippet stands")
 
 
 class EngineReport(BaseModel):
@@ -52,3 +64,22 @@ class SearchResponse(BaseModel):
                                             "(each engine report says so per engine)")
     category: Literal["web", "news"] = Field("web", description="web, or news (engines' news verticals)")
     page: int = Field(1, description="1-based page; page n never repeats a URL of pages 1..n-1 of the same query")
+
+
+class FetchResponse(BaseModel):
+    """One slice of a page's text, and how to read on."""
+
+    url: str = Field(description="The URL as asked")
+    final_url: str = Field(description="Where the text was read, after redirects")
+    status: int = Field(description="HTTP status of the final response")
+    content_type: str = Field(description="Media type of the page, e.g. text/html or application/pdf")
+    title: str | None = None
+    published: dt.date | None = Field(None, description="Publication date, when the page states one")
+    content: str = Field(description="This slice of the text: Markdown (headings, lists, code, tables) or plain")
+    offset: int = Field(description="Where this slice starts, in characters")
+    next_offset: int | None = Field(description="Offset to ask for to read on; null when this slice reaches the end")
+    total_chars: int = Field(description="Length of the whole text, in characters")
+    truncated: bool = Field(description="True when the text goes on after this slice")
+    cached: bool = Field(False, description="True when the page came from the page cache (no request made)")
+    elapsed_ms: int
+    warnings: list[str] = Field(default_factory=list)

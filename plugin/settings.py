@@ -431,6 +431,33 @@ class Settings(BaseSettings):
                     "same state store, merged over the defaults (0: no budget); engines behind an endpoint "
                     "override have none unless set by that key")
 
+    # --- reading pages (plugin.fetch, web_fetch, search read=N) ---
+    fetch_max_chars: int = Field(20000, ge=100, le=1_000_000,
+                                 description="Characters of page text one fetch returns unless max_chars says")
+    fetch_timeout_ms: int = Field(20000, ge=100, le=120000,
+                                  description="Deadline for one page read: robots.txt, every redirect hop, the body")
+    fetch_max_bytes: int = Field(10_000_000, ge=10_000, description="Cap on a page's body after decompression")
+    fetch_cache_ttl_s: float = Field(3600, ge=0, description="How long a read page is kept for reading on with "
+                                                             "offset; 0 disables the page cache")
+    fetch_user_agent: str = Field("Mozilla/5.0 (compatible; metasearch/0.1; page reader for AI agents)",
+                                  min_length=1, description="User-Agent header of page reads")
+    fetch_robots: bool = Field(True, description="Honour robots.txt (RFC 9309) for the token 'metasearch'")
+    robots_cache_ttl_s: float = Field(86400, ge=0, description="How long a site's robots.txt is kept")
+    robots_error_ttl_s: float = Field(600, ge=0, description="A robots.txt that answered 5xx or could not be "
+                                                             "fetched counts as disallow-all this long")
+    allow_private_hosts: bool = Field(False, description="Let page reads reach loopback, private and link-local "
+                                                         "addresses (METASEARCH_ALLOW_PRIVATE_HOSTS=1)")
+    fetch_pdf_max_pages: int = Field(50, ge=1, description="Pages of a PDF whose text is read")
+    fetch_host_concurrency: int = Field(2, ge=1, description="Page reads in flight per host (politeness)")
+    fetch_host_interval_ms: int = Field(250, ge=0, description="Pause between starting reads of one host")
+    fetch_fallback_min_chars: int = Field(200, ge=0, description="Main text shorter than this falls back to "
+                                                                  "the page's visible text")
+    read_max_results: int = Field(5, ge=0, le=20, description="Most results one search reads (read=N)")
+    read_max_chars: int = Field(30000, ge=100, description="Characters of page text one search attaches, all "
+                                                           "read results together")
+    read_timeout_ms: int = Field(10000, ge=100, le=120000, description="Deadline for reading a search's top "
+                                                                      "pages, from the moment the ranking is done")
+
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 
     def __init__(self, **values: Any):

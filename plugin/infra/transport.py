@@ -35,13 +35,16 @@ _TEXTUAL = ("text/", "application/json", "application/xhtml", "application/xml",
 class TransportError(Exception):
     """An exchange that produced no usable response. `kind` is a status: timeout, error, or skipped
     (not admitted: `overloaded`). `reason` says more where a caller needs to tell failures apart
-    ("unreachable": DNS or connection failure, which may be our own network's fault, not the engine's)."""
+    ("unreachable": DNS or connection failure, which may be our own network's fault, not the engine's;
+    "too_large": over the size cap). `cause` is the OS error of a failed connection (a page read's
+    resolver refusing a private address, for one)."""
 
-    def __init__(self, kind: str, detail: str, *, reason: str = ""):
+    def __init__(self, kind: str, detail: str, *, reason: str = "", cause: BaseException | None = None):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.reason = reason
+        self.cause = cause
 
 
 def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
@@ -86,7 +89,7 @@ class _Body:
                 raise TransportError("error", f"body could not be decompressed: {exc}") from None
         self.size += len(chunk)
         if self.size > self.cap:
-            raise TransportError("error", f"response exceeds the {self.cap}-byte cap")
+            raise TransportError("error", f"response exceeds the {self.cap}-byte cap", reason="too_large")
         self.chunks.append(chunk)
 
     def finish(self) -> bytes:
@@ -121,8 +124,9 @@ def _take_cookies(jar: dict[str, str], responses) -> None:
 
 
 class Transport:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, *, resolver: aiohttp.abc.AbstractResolver | None = None):
         self.settings = settings
+        self._resolver = resolver  # page reads pass plugin.reading's guarded resolver; engines use the system's
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # SOCKS proxies work at the connector, so each one gets a session of its own.
@@ -165,6 +169,7 @@ class Transport:
                 limit_per_host=0,
                 ttl_dns_cache=300,
                 ssl=self._ssl(),
+                **({"resolver": self._resolver} if self._resolver is not None else {}),
             )
             self._closers = []  # those of another loop close with it
             self._session = self._new_session(connector)
@@ -208,19 +213,24 @@ class Transport:
                 await closer.close()
 
     async def fetch(self, request: Request, engine: str, clock: EngineClock,
-                    cookies: dict[str, str] | None = None) -> Response:
+                    cookies: dict[str, str] | None = None, *, follow_redirects: bool = True,
+                    any_content_type: bool = False) -> Response:
         """Perform one exchange: wait for admission (queue time), then spend the engine's own time.
         `cookies` is the jar of the engine exchange this request belongs to: sent with it, and updated
-        with what it sets."""
+        with what it sets. Page reads (plugin.reading) pass follow_redirects=False, to check every hop
+        themselves, and any_content_type=True, to take PDFs; a body that is not text is then not decoded
+        (`text` is "")."""
         url = with_endpoint(request.url, self.settings.endpoints.get(engine))
         try:
             async with self.admission.admit(self.settings.upstream(engine), engine, clock):
-                return await self._exchange(request, engine, url, clock, cookies)
+                return await self._exchange(request, engine, url, clock, cookies, follow_redirects,
+                                            any_content_type)
         except Overloaded:
             raise TransportError("skipped", OVERLOADED) from None
 
     async def _exchange(self, request: Request, engine: str, url: str, clock: EngineClock,
-                        cookies: dict[str, str] | None = None) -> Response:
+                        cookies: dict[str, str] | None = None, follow_redirects: bool = True,
+                        any_content_type: bool = False) -> Response:
         remaining = clock.remaining()
         if remaining <= 0:
             raise TransportError("timeout", "deadline passed before the request was sent")
@@ -237,7 +247,7 @@ class Transport:
         kwargs: dict = {
             "params": list(request.params) or None,
             "headers": sent_headers,
-            "allow_redirects": True,
+            "allow_redirects": follow_redirects,
             "max_redirects": self.settings.max_redirects,
         }
         if proxy is not None and session is self._session:
@@ -255,9 +265,10 @@ class Transport:
                                                       "Proxy Authentication Required")
                     declared = resp.content_length
                     if declared is not None and declared > cap:
-                        raise TransportError("error", f"response of {declared} bytes exceeds the {cap}-byte cap")
+                        raise TransportError("error", f"response of {declared} bytes exceeds the {cap}-byte cap",
+                                             reason="too_large")
                     content_type = resp.headers.get("Content-Type", "")
-                    if not _textual(content_type):
+                    if not any_content_type and not _textual(content_type):
                         raise TransportError("error", f"unexpected content type {content_type.split(';')[0][:60]}")
                     collected = _Body(resp.headers.get("Content-Encoding", ""), cap)
                     async for chunk in resp.content.iter_chunked(65536):
@@ -287,7 +298,7 @@ class Transport:
             raise TransportError("error", redact(f"TLS failed: {exc}", secrets)[:200]) from None
         except aiohttp.ClientConnectorError as exc:
             raise TransportError("error", redact(f"connection failed: {exc.os_error or exc}", secrets)[:200],
-                                 reason="unreachable") from None
+                                 reason="unreachable", cause=exc.os_error) from None
         except aiohttp.ClientError as exc:
             raise TransportError("error", redact(f"{type(exc).__name__}: {exc}", secrets)[:200]) from None
         except (UnicodeError, ValueError) as exc:
@@ -298,7 +309,10 @@ class Transport:
             # SOCKS failures (refused, bad credentials, unreachable target) are the SOCKS library's own.
             raise TransportError("error", redact(f"proxy {mask_url(proxy)} failed: {type(exc).__name__}: {exc}",
                                                  secrets)[:200]) from None
-        text, encoding = decode_body(body, headers.get("content-type"))
+        if _textual(headers.get("content-type", "")):
+            text, encoding = decode_body(body, headers.get("content-type"))
+        else:  # only page reads get here (any_content_type): a PDF is not text
+            text, encoding = "", "binary"
         log.debug("%s %s%s -> %s (%d bytes, %s, %.0f ms%s)", request.method, urlsplit(url).netloc,
                   urlsplit(url).path, status, len(body), encoding, (time.perf_counter() - started) * 1000,
                   f", via {mask_url(proxy)}" if proxy else "")

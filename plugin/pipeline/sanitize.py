@@ -77,3 +77,29 @@ def clean_title(text: str) -> str:
 
 def clean_snippet(text: str) -> str:
     return clean_text(text, SNIPPET_MAX)
+
+
+# ----- whole documents (page text from plugin.fetch and search read=N) -----
+# A page's text keeps its lines (Markdown needs them) and its length (it is sliced, not cut); otherwise
+# MODEL_TEXT applies: control and private-use characters become spaces, format characters (soft hyphens,
+# zero-width spaces, bidi controls, Unicode tag characters that smuggle hidden text) are deleted, joiners
+# stay, lone surrogates become U+FFFD. The classes are spelled out: a per-character category test costs
+# tens of milliseconds on a long page. (tests/test_fetch.py checks them against unicodedata.)
+_DOC_SPACED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\U000f0000-\U0010ffff]")
+_DOC_SURROGATE = re.compile("[\ud800-\udfff]")
+_DOC_DROPPED = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
+                          "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+                          "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+                          "\U000e0020-\U000e007f]")
+
+
+def clean_document(text: str) -> str:
+    """A document's text for a model: MODEL_TEXT's character policy, line breaks kept (CR LF, CR, U+2028
+    and U+2029 become LF). Framing is the renderer's business (`plugin.surfaces.render`)."""
+    if not text:
+        return ""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
+    text = _DOC_DROPPED.sub("", _DOC_SPACED.sub(" ", text))
+    if _DOC_SURROGATE.search(text):
+        text = _DOC_SURROGATE.sub("\ufffd", text)
+    return text.strip("\n")

@@ -63,6 +63,8 @@ class Searcher:
         self.flights = Flights()
         self.tiers = Tiers(self.settings, self.runner, self.flights)
         self._searches: SingleFlight[SearchResponse] = SingleFlight()
+        self._reader = None  # plugin.reading.Reader for read=N and web_fetch, made on first use
+        self._sent_texts: dict[str, str] = {}  # page text engines sent with their rows (read=N), by URL identity
 
     @property
     def cooldowns(self) -> Cooldowns:
@@ -75,6 +77,8 @@ class Searcher:
     async def close(self) -> None:
         await self.flights.close()  # engines still running for answers already given: cancelled
         await self.transport.close()
+        if self._reader is not None:
+            await self._reader.close()
         await self.state.close()
 
     async def __aenter__(self) -> "Searcher":
@@ -162,12 +166,16 @@ class Searcher:
         await pages.remember(self.state, key, plan.page, shown, rows, self.settings.page_memory_s)
 
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
-                     ignore_cooldowns: bool = False, **options: object) -> SearchResponse:
+                     ignore_cooldowns: bool = False, read: object = 0, **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
         safesearch, allowed_domains, blocked_domains, category, page, user_location), checked in one place (`plugin.pipeline.query.check_request`).
-        `ignore_cooldowns` tries benched engines anyway."""
+        `ignore_cooldowns` tries benched engines anyway. `read=N` attaches the main text of the top N
+        pages (plugin.reading.attach)."""
+        started = time.perf_counter()
+        count = self._pages_to_read(read)  # a bad read= is refused before any work
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
-            return await self._search(query, now, cache, ignore_cooldowns, options, problems)
+            response = await self._search(query, now, cache, ignore_cooldowns, options, problems)
+            return await self._read_pages(response, count, started)
 
     async def _search(self, query: object, now: datetime | None, cache: bool, ignore_cooldowns: bool,
                       options: dict[str, object], problems: list[str]) -> SearchResponse:
@@ -194,6 +202,7 @@ class Searcher:
         engine's rows of those pages, ranked ahead of this page's."""
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
+        self._keep_sent_texts(runs)
         offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
         results = self.rank(plan, runs, shown, earlier)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
@@ -216,6 +225,44 @@ class Searcher:
         response = self._without_secrets(response)
         await self.remember_page(plan, query_key, response, runs)
         return response
+
+    # ----- read=N (plugin/reading/attach.py) -----
+    def page_reader(self):
+        """The page reader sharing this searcher's settings and state store (made on first use)."""
+        if self._reader is None:
+            from plugin.reading.reader import Reader
+
+            self._reader = Reader(self.settings, state=self.state)
+        return self._reader
+
+    def _pages_to_read(self, read: object) -> int:
+        if read in (None, 0, False):
+            return 0
+        from plugin.reading.attach import check_read
+
+        return check_read(read, self.settings)
+
+    def _keep_sent_texts(self, runs: Sequence[EngineRun]) -> None:
+        """Remember page text the engines sent (Exa, Firecrawl), so read=N needs no second request; kept
+        per searcher and bounded, since shared and cached answers do not carry the runs."""
+        if not any(getattr(row, "content", None) for run in runs for row in run.kept):
+            return
+        from plugin.reading.attach import engine_texts
+
+        self._sent_texts.update(engine_texts(row for run in runs for row in run.kept))
+        while len(self._sent_texts) > 256:
+            self._sent_texts.pop(next(iter(self._sent_texts)))
+
+    async def _read_pages(self, response: SearchResponse, count: int, started: float) -> SearchResponse:
+        """The response with its top `count` rows' text attached (cached answers hold none)."""
+        if not count or not response.results:
+            return response
+        from plugin.reading.attach import attach_pages
+
+        response = await attach_pages(response, count, reader=self.page_reader(), settings=self.settings,
+                                      sent=self._sent_texts)
+        response = response.model_copy(update={"elapsed_ms": int((time.perf_counter() - started) * 1000)})
+        return self._without_secrets(response)
 
     def _without_secrets(self, response: SearchResponse) -> SearchResponse:
         """Belt and braces: no configured key survives into a response, wherever a page echoed it."""
@@ -248,18 +295,19 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  site: str | None = None, safesearch: str | None = None, cache: bool = True,
                  allowed_domains: Sequence[str] | str | None = None,
                  blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
-                 page: int | None = None, user_location: str | dict | None = None) -> SearchResponse:
+                 page: int | None = None, user_location: str | dict | None = None, read: int = 0) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
     domains and their subdomains. `category="news"`: the engines' news verticals. `page=2`: the next
     results, never repeating a URL an earlier page of the same query showed. `user_location="DE"` (or
-    `{"country": "DE"}`): the region for that country, unless `region` is given."""
+    `{"country": "DE"}`): the region for that country, unless `region` is given. `read=N` attaches
+    the main text of the top N results (`content`, or `read_error` saying why not)."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
                                                blocked_domains=blocked_domains, category=category, page=page,
-                                               user_location=user_location)
+                                               user_location=user_location, read=read)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:

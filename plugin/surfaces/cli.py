@@ -22,6 +22,7 @@ EXIT_NO_RESULTS = 1
 EXIT_BAD_INPUT = 2
 EXIT_NO_ENGINE = 3
 EXIT_INTERNAL = 4
+EXIT_PAGE_UNAVAILABLE = 3  # `metasearch fetch`: the page could not be had (refused, failed, unreadable)
 # Engine statuses that mean the engine answered (whether or not anything survived).
 ANSWERED = ("ok", "empty", "irrelevant")
 
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
     search.add_argument("--ignore-cooldowns", dest="ignore_cooldowns", action="store_true",
                         help="try engines that are cooling down anyway")
+    search.add_argument("--read", metavar="N", help="also read the top N result pages and attach their main text")
     search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
     search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
 
@@ -104,6 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the web_search tool schema")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
+    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search")
+
+    fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
+    fetch.add_argument("url", help="the http:// or https:// address to read")
+    fetch.add_argument("--max-chars", dest="max_chars", metavar="N", help="characters to return (default 20000)")
+    fetch.add_argument("--offset", metavar="N", help="where to start in the text (next_offset of the last call)")
+    fetch.add_argument("--format", default="markdown", help="markdown (default) or text")
+    fetch.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
+                       help="read even where robots.txt disallows it (a read a person asked for)")
+    fetch.add_argument("--json", action="store_true", help="print the FetchResponse as JSON")
 
     config = commands.add_parser("config", help="print the effective settings (secrets masked)")
     config.add_argument("--json", action="store_true")
@@ -113,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--host", default="127.0.0.1")
     mcp.add_argument("--port", type=int, default=8765)
 
-    serve = commands.add_parser("serve", help="serve GET /search, /health and /metrics over HTTP")
+    serve = commands.add_parser("serve", help="serve GET /search, /fetch, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
@@ -145,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_engines(args)
         if args.command == "schema":
             return _cmd_schema(args)
+        if args.command == "fetch":
+            return _cmd_fetch(args)
         if args.command == "config":
             return _cmd_config(args)
         if args.command == "mcp":
@@ -162,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from plugin.errors import SearchError
 
         if isinstance(exc, SearchError):
-            return _emit_error(exc.code, exc.message, as_json, exc.details)
+            emitted = _emit_error(exc.code, exc.message, as_json, exc.details)
+            return EXIT_PAGE_UNAVAILABLE if getattr(exc, "bad_input", True) is False else emitted
         from plugin.infra.logs import get_logger
 
         get_logger("metasearch.cli").debug("internal error", exc_info=True)  # METASEARCH_LOG=debug shows it
@@ -242,7 +257,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                                          category=args.category, page=args.page,
                                          user_location=args.user_location,
                                          now=now, cache=not args.no_cache,
-                                         ignore_cooldowns=args.ignore_cooldowns)
+                                         ignore_cooldowns=args.ignore_cooldowns, read=args.read)
         finally:
             await searcher.close()
 
@@ -307,7 +322,32 @@ def _cmd_cooldowns(args: argparse.Namespace) -> int:
 def _cmd_schema(args: argparse.Namespace) -> int:
     from plugin.surfaces.schemas import tool_schema
 
-    print(json.dumps(tool_schema(args.format), indent=2, ensure_ascii=False))
+    print(json.dumps(tool_schema(args.format, args.tool), indent=2, ensure_ascii=False))
+    return 0
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    """Exit 0 with the text, 2 for bad input (invalid_url, invalid_parameter), 3 when the page could not be
+    had (private_address, blocked_by_robots, http_error, timeout, too_large, unsupported_content,
+    not_extractable)."""
+    import asyncio
+
+    from plugin.reading.reader import Reader
+
+    settings = load_settings(args)
+
+    async def run():
+        async with Reader(settings) as reader:
+            return await reader.fetch(args.url, max_chars=args.max_chars, offset=args.offset, format=args.format,
+                                      ignore_robots=args.ignore_robots)
+
+    response = asyncio.run(run())
+    if args.json:
+        print(response.model_dump_json(indent=2))
+    else:
+        from plugin.surfaces.render import render_page
+
+        print(render_page(response))
     return 0
 
 

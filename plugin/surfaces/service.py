@@ -3,6 +3,7 @@
 GET /search?q=...  -> SearchResponse JSON; every parameter is listed by `search_parameters()` (the
     web_search tool's arguments plus q and no_cache) and in the README; any other is refused (400,
     invalid_parameter), so a misspelt `lmit=3` is not silently ignored
+GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (errors: 400, 403, 502, 504)
 GET /health  -> {"status": "ok", ...}
 GET /metrics -> Prometheus text format
 
@@ -81,11 +82,26 @@ async def search_handler(request: web.Request) -> web.Response:
             region=args.get("region"), time_range=args.get("time_range"), site=args.get("site"),
             safesearch=args.get("safesearch"), cache=args.get("no_cache", "") not in ("1", "true", "yes"),
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
-            category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"))
+            category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"),
+            read=args.get("read"))
     except SearchError as exc:
         metrics.bad_input()
         return web.json_response(exc.to_dict(), status=400)
     metrics.observe(response)
+    return web.Response(text=response.model_dump_json(), content_type="application/json")
+
+
+async def fetch_handler(request: web.Request) -> web.Response:
+    from plugin.errors import FetchError
+
+    args = request.query
+    try:
+        response = await request.app[SEARCHER].page_reader().fetch(
+            args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"))
+    except FetchError as exc:  # bad input 400; refused 403; the page's fault 502; too slow 504
+        return web.json_response(exc.to_dict(), status=exc.http_status)
+    except SearchError as exc:
+        return web.json_response(exc.to_dict(), status=400)
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
@@ -122,6 +138,7 @@ def build_app(settings: Settings, searcher: Searcher | None = None, shared_metri
     app[SEARCHER] = searcher or Searcher(settings)
     app[METRICS] = Metrics()
     app.router.add_get("/search", search_handler)
+    app.router.add_get("/fetch", fetch_handler)
     app.router.add_get("/health", health_handler)
     app.router.add_get("/metrics", metrics_handler)
     if shared_metrics is not None:

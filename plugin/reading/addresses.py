@@ -1,0 +1,155 @@
+"""Which addresses a page read may reach.
+
+A model chooses the URLs it reads, and a page can redirect anywhere, so a read must not become a way
+into the machine or the network it runs on (SSRF): only http and https, and never a host that is, or
+resolves to, a loopback, private, link-local, shared, multicast or reserved address.
+
+The check sits where the connection is made. `GuardedResolver` is the page session's DNS resolver:
+aiohttp connects to exactly the addresses it returns, so a name cannot pass the check with a public
+address and then connect to a private one (DNS rebinding), and every address a name resolves to is
+checked, not just the first. Hosts written as IP addresses never reach a resolver; `check_url`
+refuses private ones before any connection, for the first URL and for every redirect hop.
+`allow_private_hosts` (METASEARCH_ALLOW_PRIVATE_HOSTS=1) turns the address check off for tests and
+self-hosters reading their own network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlsplit
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from plugin.errors import INVALID_URL, PRIVATE_ADDRESS, FetchError
+
+MAX_URL_CHARS = 4096
+_LABEL = re.compile(r"[a-z0-9_][a-z0-9_-]{0,62}", re.I)
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    scheme: str
+    host: str  # lower-case, IPv6 without brackets
+    port: int
+
+    @property
+    def origin(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.scheme == "https" else 80
+        return f"{self.scheme}://{host}" + ("" if self.port == default else f":{self.port}")
+
+
+def public_address(address: str) -> bool:
+    """True for an address on the public internet: not loopback, private, link-local, shared (CGNAT),
+    multicast, unspecified or reserved, also when an IPv4 address hides inside IPv6 (mapped, 6to4)."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:  # ::ffff:a.b.c.d is a.b.c.d
+            return public_address(str(ip.ipv4_mapped))
+        if ip in _NAT64:  # 64:ff9b::/96 carries an IPv4 address in its last 32 bits
+            return public_address(str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)))
+        if ip.sixtofour is not None and not public_address(str(ip.sixtofour)):
+            return False
+    return ip.is_global and not ip.is_multicast and not ip.is_reserved
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool] = public_address) -> Target:
+    """The URL as a Target, or FetchError invalid_url / private_address. `public` classifies addresses
+    (tests let a loopback stand-in play a public site)."""
+    if not isinstance(url, str) or not url.strip():
+        raise FetchError(INVALID_URL, "url is required: an http:// or https:// address")
+    url = url.strip()
+    if len(url) > MAX_URL_CHARS:
+        raise FetchError(INVALID_URL, f"url is longer than {MAX_URL_CHARS} characters")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        raise FetchError(INVALID_URL, "url contains control characters")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        host = parts.hostname
+    except ValueError as exc:
+        raise FetchError(INVALID_URL, f"url is malformed: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        shown = scheme or "no scheme"
+        raise FetchError(INVALID_URL, f"only http and https URLs can be read, not {shown}")
+    if not host:
+        raise FetchError(INVALID_URL, "url has no host")
+    host = host.rstrip(".").lower()
+    if not host:
+        raise FetchError(INVALID_URL, "url has no host")
+    if ":" not in host:  # a name (IPv6 literals were checked by urlsplit)
+        try:
+            ascii_host = host if host.isascii() else host.encode("idna").decode("ascii")
+        except UnicodeError:
+            ascii_host = ""
+        if len(ascii_host) > 253 or not all(_LABEL.fullmatch(label) for label in ascii_host.split(".")):
+            raise FetchError(INVALID_URL, f"host {host[:80]!r} is not a valid domain name")
+    target = Target(url=url, scheme=scheme, host=host, port=port or (443 if scheme == "https" else 80))
+    if not allow_private:
+        literal = _ip_literal(host)
+        if literal is not None and not public(literal):
+            raise FetchError(PRIVATE_ADDRESS, f"{host} is not a public address; reading it is refused")
+        if host == "localhost" or host.endswith(".localhost"):
+            raise FetchError(PRIVATE_ADDRESS, f"{host} is this machine; reading it is refused")
+    return target
+
+
+def _ip_literal(host: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    # Legacy IPv4 spellings (2130706433, 0x7f.1, 127.1) that a C resolver would accept.
+    try:
+        return socket.inet_ntoa(socket.inet_aton(host)) if all(c in "0123456789abcdefx." for c in host) else None
+    except OSError:
+        return None
+
+
+class PrivateAddressRefused(OSError):
+    """A name resolved to an address a page read may not reach. An OSError, so that aiohttp reports it
+    as a DNS failure of the connection (`ClientConnectorDNSError.os_error`) instead of a crash."""
+
+    def __init__(self, host: str, address: str):
+        super().__init__(f"{host} resolves to {address}, which is not a public address; reading it is refused")
+        self.host = host
+        self.address = address
+
+
+class GuardedResolver(AbstractResolver):
+    """Resolves with `inner` (the system resolver by default) and refuses the name when any of its
+    addresses is not public, unless `allow_private`."""
+
+    def __init__(self, inner: AbstractResolver | None = None, *, allow_private: bool = False,
+                 public: Callable[[str], bool] = public_address):
+        if inner is None:
+            from aiohttp.resolver import ThreadedResolver
+
+            inner = ThreadedResolver()
+        self.inner = inner
+        self.allow_private = allow_private
+        self.public = public
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        found = await self.inner.resolve(host, port, family)
+        if not self.allow_private:
+            for entry in found:
+                if not self.public(entry["host"]):
+                    raise PrivateAddressRefused(host, entry["host"])
+        return found
+
+    async def close(self) -> None:
+        await self.inner.close()

@@ -1,0 +1,104 @@
+"""Search and read in one call: the top N rows get their page's main text (`search(..., read=N)`).
+
+The pages are read concurrently under one deadline (`read_timeout_ms`, counted from the moment the
+ranking is done) and share one character budget (`read_max_chars`): a short page leaves its unused
+share to the longer ones. A row whose page cannot be had keeps its snippet and says why
+(`read_error`). When the engine that found a row already sent the page's text (Exa, Firecrawl: an
+engine row's `content`), that text is used and no second request is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable, Mapping
+
+from engines.base import Row
+from plugin.errors import INVALID_PARAMETER, NOT_EXTRACTABLE, TIMEOUT, FetchError, SearchError
+from plugin.infra.logs import get_logger
+from plugin.models import ReadFailure, ResultRow, SearchResponse
+from plugin.pipeline.canonical import identity
+from plugin.pipeline.sanitize import clean_document
+from plugin.reading.reader import Reader, slice_text
+from plugin.settings import Settings
+
+log = get_logger("metasearch.reading")
+
+
+def check_read(value: object, settings: Settings) -> int:
+    """How many rows to read: an integer, clamped to 0..read_max_results like a search's limit."""
+    if value is None or value is False:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise SearchError(INVALID_PARAMETER, "read must be an integer (how many top results to read)",
+                          parameter="read")
+    try:
+        number = int(value.strip()) if isinstance(value, str) else int(value)
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError
+    except ValueError:
+        raise SearchError(INVALID_PARAMETER, f"read must be an integer, got {str(value)[:40]!r}",
+                          parameter="read") from None
+    return max(0, min(number, settings.read_max_results))
+
+
+def engine_texts(rows: Iterable[Row]) -> dict[str, str]:
+    """Page text the engines sent with their rows, by URL identity."""
+    found: dict[str, str] = {}
+    for row in rows:
+        text = getattr(row, "content", None)
+        if isinstance(text, str) and text.strip():
+            key = identity(row.url)
+            if key and key not in found:
+                found[key] = text
+    return found
+
+
+async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, settings: Settings,
+                       sent: Mapping[str, str] | None = None) -> SearchResponse:
+    """`response` with the main text of its first `count` rows attached."""
+    rows = response.results[:count]
+    if not rows:
+        return response
+    sent = sent or {}
+    deadline = asyncio.get_running_loop().time() + settings.read_timeout_ms / 1000
+
+    async def read(row: ResultRow) -> str | ReadFailure:
+        given = sent.get(identity(row.url) or "")
+        if given is not None:
+            return clean_document(given)
+        try:
+            async with asyncio.timeout_at(deadline):
+                document, _ = await reader.document(row.url, markdown=True, ignore_robots=False, deadline=deadline)
+            return document.content
+        except FetchError as exc:
+            return ReadFailure(code=exc.code, message=exc.message)
+        except (asyncio.TimeoutError, TimeoutError):
+            return ReadFailure(code=TIMEOUT, message=f"not read within {settings.read_timeout_ms} ms")
+        except Exception as exc:  # a reader bug on one page must not fail the search
+            log.exception("reading %s failed", row.url)
+            return ReadFailure(code=NOT_EXTRACTABLE, message=f"internal error: {type(exc).__name__}")
+
+    outcomes = await asyncio.gather(*(read(row) for row in rows))
+    texts = {i: text for i, text in enumerate(outcomes) if isinstance(text, str)}
+    shares = share_budget({i: len(text) for i, text in texts.items()}, settings.read_max_chars)
+    updated: list[ResultRow] = []
+    for i, row in enumerate(rows):
+        outcome = outcomes[i]
+        if isinstance(outcome, ReadFailure):
+            updated.append(row.model_copy(update={"read_error": outcome}))
+            continue
+        piece, rest = slice_text(outcome, 0, max(shares[i], 1))
+        updated.append(row.model_copy(update={"content": piece, "content_truncated": rest is not None}))
+    return response.model_copy(update={"results": updated + response.results[count:]})
+
+
+def share_budget(lengths: Mapping[int, int], budget: int) -> dict[int, int]:
+    """Characters per text: equal shares, a text shorter than its share giving the rest to the others."""
+    shares: dict[int, int] = {}
+    remaining = budget
+    order = sorted(lengths, key=lambda i: lengths[i])
+    for done, i in enumerate(order):
+        share = remaining // (len(order) - done)
+        shares[i] = min(lengths[i], share)
+        remaining -= shares[i]
+    return shares

@@ -1,0 +1,124 @@
+"""From a page's bytes to its text, by content type.
+
+HTML/XHTML: main text (plugin.reading.extract); PDF: text per page (plugin.reading.pdf); text/plain
+and Markdown: as sent; JSON: pretty-printed. Anything else is unsupported_content. A missing or
+generic (application/octet-stream) type is sniffed: PDF magic, an HTML start. Text is decoded with
+the project's one charset decoder, and every document leaves here cleaned for a model
+(`clean_document`: no control or invisible characters, nothing that passes for our framing).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+from engines.base import Response
+from plugin.errors import NOT_EXTRACTABLE, UNSUPPORTED_CONTENT, FetchError
+from plugin.infra.charset import decode_body
+from plugin.pipeline.sanitize import clean_document, clean_title
+from plugin.settings import Settings
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+TEXT_TYPES = frozenset({"text/plain"})
+MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
+GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "application/unknown"})
+_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)[\s>]", re.I | re.S)
+_MD_TITLE = re.compile(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", re.M)
+
+
+@dataclass
+class Document:
+    """A page read whole: what is cached and sliced."""
+
+    final_url: str
+    status: int
+    content_type: str
+    title: str | None
+    published: dt.date | None
+    content: str
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["published"] = self.published.isoformat() if self.published else None
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, raw: str) -> "Document":
+        data = json.loads(raw)
+        data["published"] = dt.date.fromisoformat(data["published"]) if data.get("published") else None
+        return cls(**data)
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def kind_of(media: str, body: bytes) -> str | None:
+    """html, pdf, text, markdown, json, or None for a type we do not read."""
+    if media in HTML_TYPES:
+        return "html"
+    if media in PDF_TYPES:
+        return "pdf"
+    if media in MARKDOWN_TYPES:
+        return "markdown"
+    if media in TEXT_TYPES:
+        return "text"
+    if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
+        return "json"
+    if media in GENERIC_TYPES:
+        head = body[:1024].lstrip()
+        if head.startswith(b"%PDF-"):
+            return "pdf"
+        if _HTML_START.match(body[:4096]):
+            return "html"
+    return None
+
+
+def build_document(response: Response, *, markdown: bool, settings: Settings) -> Document:
+    """The page's text (Markdown or plain) with its title and date. CPU-bound: callers run it in a thread."""
+    media = media_type(response.headers.get("content-type"))
+    kind = kind_of(media, response.body)
+    if kind is None:
+        shown = media or "no content type"
+        raise FetchError(UNSUPPORTED_CONTENT, f"{shown} cannot be read as text (HTML, PDF, plain text, Markdown "
+                                              f"and JSON can)", content_type=media or None)
+    title: str | None = None
+    published: dt.date | None = None
+    warnings: list[str] = []
+    if kind == "pdf":
+        from plugin.reading.pdf import pdf_text
+
+        read = pdf_text(response.body, max_pages=settings.fetch_pdf_max_pages)
+        title, published, content, warnings = read.title, read.published, read.content, read.warnings
+        media = media or "application/pdf"
+    else:
+        text = response.text or decode_body(response.body, response.headers.get("content-type"))[0]
+        if kind == "html":
+            from plugin.reading.extract import extract_html
+
+            extracted = extract_html(text, url=response.url, markdown=markdown,
+                                     fallback_min_chars=settings.fetch_fallback_min_chars)
+            title, published, content, warnings = (extracted.title, extracted.published, extracted.content,
+                                                   extracted.warnings)
+            media = media or "text/html"
+        elif kind == "json":
+            try:
+                content = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+            except ValueError:
+                content = text
+                warnings.append("the body is not valid JSON; it is shown as sent")
+        else:
+            content = text
+            if kind == "markdown":
+                found = _MD_TITLE.search(text[:5000])
+                title = found.group(1) if found else None
+    content = clean_document(content)
+    if not content.strip():
+        raise FetchError(NOT_EXTRACTABLE, "the page holds no readable text (empty, or built by scripts)")
+    return Document(final_url=response.url, status=response.status, content_type=media,
+                    title=clean_title(title) if title else None, published=published, content=content,
+                    warnings=warnings)

@@ -1,0 +1,178 @@
+"""Getting a page: the one transport, redirects followed hop by hop, every hop checked, hosts spared.
+
+Each hop's URL goes through `check_url` (http/https only, no private address literals) and its
+connection through the guarded resolver (no name resolving to a private address), so a public page
+cannot redirect a read into the local network. At most `max_redirects` hops (5 by default). Reads of
+one host wait their turn: at most `fetch_host_concurrency` at once, their starts at least
+`fetch_host_interval_ms` apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import Awaitable, Callable
+from urllib.parse import urljoin
+
+from aiohttp.abc import AbstractResolver
+
+from engines.base import Request, Response
+from plugin.errors import HTTP_ERROR, PRIVATE_ADDRESS, TIMEOUT, TOO_LARGE, FetchError
+from plugin.infra.admission import EngineClock
+from plugin.infra.egress import choose_proxy
+from plugin.infra.transport import Transport, TransportError
+from plugin.reading.addresses import GuardedResolver, PrivateAddressRefused, Target, check_url, public_address
+from plugin.settings import Settings
+
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# The transport's name for page reads: their admission lane (upstream_concurrency at once, all hosts
+# together, beside _HostTurns per host), no endpoint override, the global proxy if one is set.
+PAGE_UPSTREAM = "page"
+ACCEPT = ("text/html,application/xhtml+xml,application/pdf;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,"
+          "application/json;q=0.8,*/*;q=0.5")
+
+
+class TooManyRedirects(FetchError):
+    pass
+
+
+class _HostTurns:
+    """Politeness for one host: a bounded number of reads at once, starts spaced out."""
+
+    def __init__(self, concurrency: int, interval_s: float):
+        self.slots = asyncio.Semaphore(concurrency)
+        self.interval_s = interval_s
+        self.next_start = 0.0
+
+    @asynccontextmanager
+    async def turn(self, deadline: float):
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout_at(deadline):
+            await self.slots.acquire()
+        try:
+            now = loop.time()
+            start = max(now, self.next_start)
+            self.next_start = start + self.interval_s
+            if start > now:
+                if start >= deadline:
+                    raise TransportError("timeout", "the deadline passed while waiting for a turn at this host")
+                await asyncio.sleep(start - now)
+            yield
+        finally:
+            self.slots.release()
+
+
+class PageClient:
+    def __init__(self, settings: Settings, *, resolver: AbstractResolver | None = None,
+                 public: Callable[[str], bool] = public_address):
+        """`resolver` is the DNS lookup under the guard (the system's by default) and `public` the address
+        classification (`public_address`); tests pass their own, never production code."""
+        self.settings = settings
+        self.public = public
+        self.guard = GuardedResolver(resolver, allow_private=settings.allow_private_hosts, public=public)
+        # The one transport, with the page cap and the guarded resolver.
+        self.transport = Transport(settings.model_copy(update={"max_response_bytes": settings.fetch_max_bytes}),
+                                   resolver=self.guard)
+        self._turns: dict[str, _HostTurns] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.requests = 0  # exchanges made, every hop and robots.txt included (for tests and benchmarks)
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+    def check(self, url: object) -> Target:
+        return check_url(url, allow_private=self.settings.allow_private_hosts, public=self.public)
+
+    def _turns_for(self, host: str) -> _HostTurns:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # semaphores belong to one event loop
+            self._turns.clear()
+            self._loop = loop
+        turns = self._turns.get(host)
+        if turns is None:
+            if len(self._turns) > 1024:
+                self._turns.clear()
+            turns = self._turns[host] = _HostTurns(self.settings.fetch_host_concurrency,
+                                                   self.settings.fetch_host_interval_ms / 1000)
+        return turns
+
+    async def get(self, url: str, deadline: float, *,
+                  before_hop: Callable[[Target, float], Awaitable[None]] | None = None) -> Response:
+        """The final response for `url` (any status), redirects followed and checked hop by hop;
+        `before_hop` (the robots.txt check) may refuse a hop by raising."""
+        target = self.check(url)
+        limit = self.settings.max_redirects
+        for hop in range(limit + 1):
+            if before_hop is not None:
+                await before_hop(target, deadline)
+            response = await self._exchange(target, deadline)
+            location = response.headers.get("location")
+            if response.status not in REDIRECTS or not location:
+                return response
+            if hop == limit:
+                break
+            following = urljoin(response.url, location.strip())
+            try:
+                target = self.check(following)
+            except FetchError as exc:
+                if exc.code == PRIVATE_ADDRESS:
+                    raise FetchError(PRIVATE_ADDRESS, f"redirected to {following[:200]}: {exc.message}",
+                                     url=following[:500]) from None
+                raise FetchError(HTTP_ERROR, f"redirected (HTTP {response.status}) to a URL that cannot be read: "
+                                             f"{exc.message}", status=response.status, url=following[:500]) from None
+        raise TooManyRedirects(HTTP_ERROR, f"more than {limit} redirects, the last to {target.url[:200]}",
+                               status=response.status, url=target.url[:500])
+
+    async def _exchange(self, target: Target, deadline: float) -> Response:
+        request = Request("GET", target.url, headers={
+            "User-Agent": self.settings.fetch_user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate",
+            "Accept-Language": "en;q=0.9, *;q=0.5"})
+        try:
+            async with self._turns_for(target.host).turn(deadline):
+                await self._check_behind_proxy(target, deadline)
+                self.requests += 1
+                # The transport's clock counts only time with the request out; the read's one deadline
+                # covers waiting for admission too.
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    raise TransportError("timeout", "the deadline passed before the request was sent")
+                async with asyncio.timeout_at(deadline):
+                    return await self.transport.fetch(request, PAGE_UPSTREAM, EngineClock(remaining, remaining),
+                                                      follow_redirects=False, any_content_type=True)
+        except (asyncio.TimeoutError, TimeoutError):
+            raise FetchError(TIMEOUT, f"{target.host}: no complete answer within the deadline",
+                             url=target.url[:500]) from None
+        except TransportError as exc:
+            raise as_fetch_error(exc, target) from None
+        except PrivateAddressRefused as exc:
+            raise FetchError(PRIVATE_ADDRESS, str(exc), url=target.url[:500]) from None
+
+
+    async def _check_behind_proxy(self, target: Target, deadline: float) -> None:
+        """A read that goes through a proxy connects by the proxy's DNS, not through the guarded resolver:
+        the name is resolved and checked here first (every address), so a proxy inside a private network
+        is not a way into it. (The proxy resolves again; pinning its answer is not possible.)"""
+        settings = self.settings
+        if settings.allow_private_hosts or ":" in target.host or target.host.replace(".", "").isdigit():
+            return  # no guard wanted, or an address literal (check_url judged it)
+        if choose_proxy(target.url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env) is None:
+            return
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self.guard.resolve(target.host, target.port)
+        except PrivateAddressRefused:
+            raise
+        except OSError as exc:
+            raise TransportError("error", f"{target.host} could not be resolved to check its address before "
+                                          f"the read goes through the proxy: {exc}") from None
+
+
+def as_fetch_error(exc: TransportError, target: Target) -> FetchError:
+    if isinstance(exc.cause, PrivateAddressRefused):
+        return FetchError(PRIVATE_ADDRESS, str(exc.cause), url=target.url[:500])
+    if exc.kind in ("timeout", "skipped"):  # skipped: not admitted before the deadline (too many reads out)
+        return FetchError(TIMEOUT, f"{target.host}: {exc.detail}", url=target.url[:500])
+    if exc.reason == "too_large":
+        return FetchError(TOO_LARGE, f"{target.host}: {exc.detail}", url=target.url[:500])
+    # No HTTP answer at all (refused, unknown host, TLS, a broken body): an HTTP error without a status.
+    return FetchError(HTTP_ERROR, f"{target.host}: {exc.detail}", status=None, url=target.url[:500])

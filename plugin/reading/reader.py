@@ -1,0 +1,197 @@
+"""Reading a page for a model: `fetch(url)` -> one slice of its main text, and how to read on.
+
+    url ─ check (http/https, no private address) ─ page cache? ──────────────────────────┐
+        ─ robots.txt (cached) ─ get, hop by hop (each hop checked, guarded DNS, politeness) │
+        ─ by content type: HTML main text | PDF pages | text | Markdown | JSON ─ clean ─ cache
+        ─ slice [offset, offset + max_chars), cut at a paragraph, line or word ─ FetchResponse
+
+`Reader` owns what outlives one read (the HTTP session, the state store, robots verdicts, per-host
+turns); `fetch()` uses a shared reader per settings object, `fetch_sync()` a fresh one per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import Callable
+
+from aiohttp.abc import AbstractResolver
+
+from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
+from plugin.infra.state import State, open_state
+from plugin.models import FetchResponse
+from plugin.reading.documents import Document, build_document
+from plugin.reading.hops import PageClient
+from plugin.reading.robots import RobotsPolicy
+from plugin.settings import Settings
+
+FORMATS = ("markdown", "text")
+MAX_SLICE = 1_000_000
+
+
+def check_fetch_args(max_chars: object, offset: object, format: object, default_max: int) -> tuple[int, int, str]:
+    """(max_chars, offset, format) checked; FetchError invalid_parameter otherwise. max_chars above
+    1,000,000 is clamped, like a search's limit."""
+    chars = _integer("max_chars", max_chars, default_max)
+    if chars < 1:
+        raise FetchError(INVALID_PARAMETER, f"max_chars must be at least 1, got {chars}", parameter="max_chars")
+    start = _integer("offset", offset, 0)
+    if start < 0:
+        raise FetchError(INVALID_PARAMETER, f"offset must be 0 or more, got {start}", parameter="offset")
+    fmt = "markdown" if format is None else format
+    if not isinstance(fmt, str) or fmt.strip().lower() not in FORMATS:
+        raise FetchError(INVALID_PARAMETER, f"format must be markdown or text, got {str(fmt)[:40]!r}",
+                         parameter="format")
+    return min(chars, MAX_SLICE), start, fmt.strip().lower()
+
+
+def _integer(name: str, value: object, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise FetchError(INVALID_PARAMETER, f"{name} must be an integer", parameter=name)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise FetchError(INVALID_PARAMETER, f"{name} must be an integer, got {str(value)[:40]!r}", parameter=name)
+
+
+def slice_text(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
+    """The slice starting at `offset`, at most `max_chars` long, and where the next one starts (None at
+    the end). A slice that does not reach the end is cut after a paragraph break, a line break or a
+    space in its last fifth when there is one, so words and lines are not split between calls."""
+    total = len(text)
+    if offset >= total:
+        return "", None
+    end = offset + max_chars
+    if end >= total:
+        return text[offset:], None
+    floor = offset + (max_chars * 4) // 5
+    for separator in ("\n\n", "\n", " "):
+        cut = text.rfind(separator, floor, end)
+        if cut > offset:
+            end = cut + len(separator)
+            break
+    return text[offset:end], end
+
+
+class Reader:
+    def __init__(self, settings: Settings | None = None, *, state: State | None = None,
+                 resolver: AbstractResolver | None = None, public: Callable[[str], bool] | None = None):
+        """`state`: the store for the page cache and robots verdicts (the embedded store by default; a
+        Searcher passes its own). `resolver` and `public`: the DNS lookup under the address guard and the
+        address classification, for tests (see PageClient)."""
+        self.settings = settings or Settings()
+        self._owns_state = state is None
+        self.state: State = state if state is not None else open_state(self.settings)
+        self.client = PageClient(self.settings, resolver=resolver, **({"public": public} if public else {}))
+        self.robots = RobotsPolicy(self.settings, self.state, self.client.get)
+
+    async def close(self) -> None:
+        await self.client.close()
+        if self._owns_state:
+            await self.state.close()
+
+    async def __aenter__(self) -> "Reader":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    def deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self.settings.fetch_timeout_ms / 1000
+
+    async def fetch(self, url: object, *, max_chars: object = None, offset: object = 0, format: object = "markdown",
+                    ignore_robots: bool = False) -> FetchResponse:
+        """One slice of the page's text; FetchError (with `.code`) when the page cannot be had."""
+        started = time.perf_counter()
+        chars, start, fmt = check_fetch_args(max_chars, offset, format, self.settings.fetch_max_chars)
+        target = self.client.check(url)
+        document, cached = await self.document(target.url, markdown=fmt == "markdown", ignore_robots=ignore_robots,
+                                               deadline=self.deadline())
+        piece, next_offset = slice_text(document.content, start, chars)
+        warnings = list(document.warnings)
+        if start and start >= len(document.content):
+            warnings.append(f"offset {start} is past the end of the text ({len(document.content)} characters)")
+        warnings.extend(w for w in self.state.warnings if w not in warnings)
+        return FetchResponse(
+            url=target.url, final_url=document.final_url, status=document.status, content_type=document.content_type,
+            title=document.title, published=document.published, content=piece, offset=start,
+            next_offset=next_offset, total_chars=len(document.content), truncated=next_offset is not None,
+            cached=cached, elapsed_ms=int((time.perf_counter() - started) * 1000), warnings=warnings)
+
+    def cache_key(self, url: str, markdown: bool) -> str:
+        return "page:" + hashlib.sha256(f"{'markdown' if markdown else 'text'}\n{url}".encode()).hexdigest()
+
+    async def document(self, url: str, *, markdown: bool, ignore_robots: bool, deadline: float) -> tuple[Document, bool]:
+        """The whole text of the page at `url` (already checked), from the page cache when it is there;
+        (document, came from the cache)."""
+        key = self.cache_key(url, markdown)
+        use_cache = self.settings.fetch_cache_ttl_s > 0
+        if use_cache:
+            hit = await self.state.cache_get(key)
+            if hit is not None:
+                try:
+                    return Document.from_json(hit), True
+                except (ValueError, TypeError, KeyError):
+                    pass  # an entry from another version: read the page again
+        respect_robots = self.settings.fetch_robots and not ignore_robots
+        response = await self.client.get(url, deadline, before_hop=self.robots.check if respect_robots else None)
+        if response.status >= 300:
+            raise FetchError(HTTP_ERROR, f"the page answered HTTP {response.status}", status=response.status,
+                             url=response.url[:500])
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            document = await asyncio.wait_for(
+                asyncio.to_thread(build_document, response, markdown=markdown, settings=self.settings),
+                timeout=max(remaining, 0.001))
+        except (asyncio.TimeoutError, TimeoutError):
+            raise FetchError(TIMEOUT, "the page arrived but reading its text did not finish before the deadline",
+                             url=response.url[:500]) from None
+        if use_cache:
+            await self.state.cache_put(key, document.to_json(), self.settings.fetch_cache_ttl_s)
+        return document, False
+
+
+# ----- module-level API -----
+_readers: dict[int, tuple[Settings | None, Reader]] = {}
+
+
+def reader_for(settings: Settings | None = None) -> Reader:
+    """A long-lived reader per settings object (the default one for None)."""
+    key = id(settings)
+    found = _readers.get(key)
+    if found is None or found[0] is not settings:
+        if len(_readers) >= 8:
+            _readers.pop(next(iter(_readers)))
+        found = (settings, Reader(settings))
+        _readers[key] = found
+    return found[1]
+
+
+async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, format: str = "markdown",
+                settings: Settings | None = None, ignore_robots: bool = False) -> FetchResponse:
+    """Read a web page: one slice of its main text (Markdown by default) with its title, date and the
+    offset to read on from. Raises `FetchError` (a `SearchError`, with `.code`) when the page cannot be
+    had or the arguments are wrong. `ignore_robots` is for reads a person asked for."""
+    return await reader_for(settings).fetch(url, max_chars=max_chars, offset=offset, format=format,
+                                            ignore_robots=ignore_robots)
+
+
+def fetch_sync(url: str, **kwargs) -> FetchResponse:
+    """`fetch` for callers without an event loop; the page cache and robots verdicts persist between
+    calls through the state store."""
+    settings = kwargs.pop("settings", None)
+
+    async def run() -> FetchResponse:
+        async with Reader(settings) as reader:  # a fresh reader per call: its session belongs to this loop
+            return await reader.fetch(url, **kwargs)
+
+    return asyncio.run(run())

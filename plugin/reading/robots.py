@@ -1,0 +1,117 @@
+"""robots.txt for page reads, as RFC 9309 says, for the product token `metasearch`.
+
+- 2xx: the file's rules (Protego parses them; the first 512 KiB are read, the RFC's minimum is 500 KiB).
+- 4xx ("unavailable"), or more than five redirects: no rules, everything may be read.
+- 5xx, a failed connection or a timeout ("unreachable"): everything is disallowed, for
+  `robots_error_ttl_s`, then the file is asked for again.
+Verdicts are kept in the state store (`robots_cache_ttl_s`, 24 h by default, the RFC's upper bound for
+caching), so every process of a user, or of a fleet on Redis, asks a site for its robots.txt once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from engines.base import Response
+from plugin.errors import BLOCKED_BY_ROBOTS, PRIVATE_ADDRESS, FetchError
+from plugin.infra.state import State
+from plugin.infra.transport import TransportError
+from plugin.reading.addresses import Target
+from plugin.reading.hops import TooManyRedirects
+from plugin.settings import Settings
+
+ROBOTS_TOKEN = "metasearch"
+MAX_ROBOTS_CHARS = 512 * 1024
+
+# Fetches a URL following redirects hop by hop (the reader's own getter); raises FetchError or
+# TransportError when no answer could be had.
+Getter = Callable[[str, float], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class RobotsRules:
+    kind: str  # rules | allow_all | disallow_all
+    text: str = ""
+    why: str = ""
+
+
+class RobotsPolicy:
+    def __init__(self, settings: Settings, state: State, get: Getter):
+        self.settings = settings
+        self.state = state
+        self.get = get
+        self._parsed: dict[str, object] = {}  # robots.txt text -> Protego, for this process
+        self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
+
+    async def check(self, target: Target, deadline: float) -> None:
+        """Nothing when `target` may be read; FetchError blocked_by_robots otherwise."""
+        rules = await self.rules(target.origin, deadline)
+        if rules.kind == "allow_all":
+            return
+        if rules.kind == "disallow_all":
+            raise FetchError(BLOCKED_BY_ROBOTS, f"{target.origin}/robots.txt {rules.why}; the site counts as "
+                                                f"disallowing every page for now (RFC 9309)", url=target.url)
+        if not self._parser(rules.text).can_fetch(target.url, ROBOTS_TOKEN):
+            raise FetchError(BLOCKED_BY_ROBOTS, f"{target.origin}/robots.txt disallows this page for "
+                                                f"{ROBOTS_TOKEN!r}", url=target.url)
+
+    def _parser(self, text: str):
+        from protego import Protego
+
+        parsed = self._parsed.get(text)
+        if parsed is None:
+            if len(self._parsed) > 256:
+                self._parsed.clear()
+            parsed = self._parsed[text] = Protego.parse(text)
+        return parsed
+
+    async def rules(self, origin: str, deadline: float) -> RobotsRules:
+        key = f"robots:{origin}"
+        cached = await self.state.cache_get(key)
+        if cached is not None:
+            try:
+                return RobotsRules(**json.loads(cached))
+            except (ValueError, TypeError):
+                pass  # an entry from another version: ask again
+        # Reads of one site started together share one request for its robots.txt.
+        pending = self._pending.get(origin)
+        if pending is not None and pending.get_loop() is asyncio.get_running_loop():
+            return await asyncio.shield(pending)
+        future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
+        self._pending[origin] = future
+        try:
+            rules = await self._fetch(origin, deadline)
+            ttl = self.settings.robots_error_ttl_s if rules.kind == "disallow_all" else self.settings.robots_cache_ttl_s
+            if ttl > 0:
+                await self.state.cache_put(key, json.dumps(rules.__dict__), ttl)
+            future.set_result(rules)
+            return rules
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved here, so an unawaited future does not log it
+            raise
+        finally:
+            self._pending.pop(origin, None)
+
+    async def _fetch(self, origin: str, deadline: float) -> RobotsRules:
+        url = origin + "/robots.txt"
+        try:
+            response = await self.get(url, deadline)
+        except TooManyRedirects:
+            return RobotsRules("allow_all", why="redirected more than five times")
+        except FetchError as exc:
+            if exc.code == PRIVATE_ADDRESS and exc.details.get("url") == url:
+                raise  # the site itself is out of reach: that, not robots.txt, is why it cannot be read
+            return RobotsRules("disallow_all", why=f"could not be fetched ({exc.code}: {exc.message[:120]})")
+        except TransportError as exc:
+            return RobotsRules("disallow_all", why=f"could not be fetched ({exc.kind}: {exc.detail[:120]})")
+        status = response.status
+        if 200 <= status < 300:
+            text = response.text or response.body[:MAX_ROBOTS_CHARS].decode("utf-8", "replace")
+            return RobotsRules("rules", text=text[:MAX_ROBOTS_CHARS])
+        if 400 <= status < 500:
+            return RobotsRules("allow_all", why=f"answered HTTP {status}")
+        return RobotsRules("disallow_all", why=f"answered HTTP {status}")

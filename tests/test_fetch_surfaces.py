@@ -1,0 +1,148 @@
+"""Reading pages through every surface: the MCP tool driven by the SDK's own client, the CLI (exit codes),
+the HTTP service and the exported schemas. Pages are served by loopback stand-ins on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from pages import ARTICLE_PARAGRAPHS, article_html, paths, routes
+from standins import bing_page, page
+
+ROOT = Path(__file__).resolve().parents[1]
+ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
+    base.update({"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
+                 "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"], "METASEARCH_CACHE_TTL_S": "0",
+                 "METASEARCH_ALLOW_PRIVATE_HOSTS": "1", "METASEARCH_FETCH_HOST_INTERVAL_MS": "0", **extra})
+    return base
+
+
+async def test_web_fetch_over_mcp(standins):
+    pytest.importorskip("mcp")
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html()),
+                                  "/robots-only": page("x")}))
+    engine = await standins(page(bing_page([("How async Rust works", site.url + "/post", "async rust explained")])))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
+                                   env=env(METASEARCH_ENDPOINTS=json.dumps({"bing": engine.url}),
+                                           METASEARCH_ENGINES=json.dumps(["bing"])))
+    async with Client(params, read_timeout_seconds=60) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        fetch = tools["web_fetch"]
+        assert fetch.input_schema["required"] == ["url"]
+        assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format"}
+        assert fetch.output_schema is not None
+        assert set(fetch.output_schema["properties"]) >= {"content", "next_offset", "truncated", "total_chars"}
+        assert "read" in tools["web_search"].input_schema["properties"]
+
+        first = await client.call_tool("web_fetch", {"url": site.url + "/post", "max_chars": 400})
+        assert not first.is_error
+        data = first.structured_content
+        assert data["title"] == "How async Rust works" and data["truncated"] is True
+        assert data["content"].startswith("# How async Rust works") and data["next_offset"] <= 400
+        text = first.content[0].text
+        assert "<untrusted_web_page>" in text and "untrusted" in text.split("<untrusted_web_page>")[0]
+        assert f"offset={data['next_offset']}" in text
+
+        second = await client.call_tool("web_fetch", {"url": site.url + "/post", "offset": data["next_offset"],
+                                                      "max_chars": 100000})
+        assert second.structured_content["cached"] is True and second.structured_content["truncated"] is False
+        assert paths(site) == ["/robots.txt", "/post"]  # the second slice came from the page cache
+
+        searched = await client.call_tool("web_search", {"query": "async rust", "read": 1})
+        row = searched.structured_content["results"][0]
+        assert ARTICLE_PARAGRAPHS[0] in row["content"] and "page text:" in searched.content[0].text
+
+        bad = await client.call_tool("web_fetch", {"url": "ftp://example.com/x"})
+        assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_url"
+        missing = await client.call_tool("web_fetch", {"url": site.url + "/nothing-here"})
+        error = json.loads(missing.content[0].text)["error"]
+        assert missing.is_error and error["code"] == "http_error" and error["status"] == 404
+        bad = await client.call_tool("web_fetch", {"url": site.url + "/post", "format": "pdf"})
+        assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_parameter"
+
+
+async def run_cli(*args: str, **extra_env: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", *args, cwd=ROOT, env=env(**extra_env),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_cli_fetch_and_its_exit_codes(standins):
+    site = await standins(routes({"/robots.txt": page("User-agent: *\nDisallow: /private\n", content_type="text/plain"),
+                                  "/post": page(article_html()), "/private": page(article_html())}))
+    code, out, _ = await run_cli("fetch", site.url + "/post", "--json", "--max-chars", "300")
+    assert code == 0
+    data = json.loads(out)
+    assert data["truncated"] and data["content"].startswith("# How async Rust works")
+    code, out, _ = await run_cli("fetch", site.url + "/post", "--offset", str(data["next_offset"]), "--format", "text")
+    assert code == 0 and "work-stealing" in out and "read on with --offset" not in out
+
+    code, out, _ = await run_cli("fetch", "notaurl", "--json")
+    assert code == 2 and json.loads(out)["error"]["code"] == "invalid_url"
+    code, out, _ = await run_cli("fetch", site.url + "/post", "--max-chars", "lots", "--json")
+    assert code == 2 and json.loads(out)["error"]["code"] == "invalid_parameter"
+    code, out, _ = await run_cli("fetch", site.url + "/missing", "--json")
+    assert code == 3 and json.loads(out)["error"] == {"code": "http_error", "message": "the page answered HTTP 404",
+                                                        "status": 404, "url": site.url + "/missing"}
+    code, out, err = await run_cli("fetch", site.url + "/private")
+    assert code == 3 and "blocked_by_robots" in err and out == ""
+    code, out, _ = await run_cli("fetch", site.url + "/private", "--ignore-robots", "--json")
+    assert code == 0 and json.loads(out)["status"] == 200
+    # Without the opt-in, a loopback page is refused: exit 3, private_address.
+    code, out, _ = await run_cli("fetch", site.url + "/post", "--json", METASEARCH_ALLOW_PRIVATE_HOSTS="0")
+    assert code == 3 and json.loads(out)["error"]["code"] == "private_address"
+
+
+async def test_http_service_fetch(standins):
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from plugin.settings import Settings
+    from plugin.surfaces.service import build_app
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html()),
+                                  "/gone": page("gone", status=410)}))
+    settings = Settings(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0)
+    async with TestClient(TestServer(build_app(settings))) as client:
+        ok = await client.get("/fetch", params={"url": site.url + "/post", "max_chars": "500", "format": "text"})
+        assert ok.status == 200
+        data = await ok.json()
+        assert data["truncated"] and data["title"] == "How async Rust works" and "#" not in data["content"][:3]
+        for params, status, code in (({"url": "gopher://x"}, 400, "invalid_url"), ({}, 400, "invalid_url"),
+                                     ({"url": site.url + "/post", "offset": "-3"}, 400, "invalid_parameter"),
+                                     ({"url": site.url + "/gone"}, 502, "http_error")):
+            answer = await client.get("/fetch", params=params)
+            assert answer.status == status and (await answer.json())["error"]["code"] == code
+    strict = Settings(state_backend="memory")
+    async with TestClient(TestServer(build_app(strict))) as client:
+        answer = await client.get("/fetch", params={"url": site.url + "/post"})
+        assert answer.status == 403 and (await answer.json())["error"]["code"] == "private_address"
+
+
+def test_schema_exports_web_fetch():
+    from plugin.surfaces.cli import main
+    from plugin.surfaces.schemas import tool_schema
+
+    mcp = tool_schema("mcp", "web_fetch")
+    assert mcp["name"] == "web_fetch" and mcp["inputSchema"]["required"] == ["url"]
+    assert mcp["inputSchema"]["properties"]["format"]["enum"] == ["markdown", "text"]
+    assert list(mcp["outputSchema"]["properties"]) == [
+        "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
+        "total_chars", "truncated", "cached", "elapsed_ms", "warnings"]
+    assert tool_schema("openai", "web_fetch")["function"]["name"] == "web_fetch"
+    assert tool_schema("anthropic", "web_fetch")["input_schema"]["properties"]["offset"]["minimum"] == 0
+    assert tool_schema("openai")["function"]["name"] == "web_search"
+    assert main(["schema", "--format", "anthropic", "--tool", "web_fetch"]) == 0
