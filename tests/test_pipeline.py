@@ -470,3 +470,25 @@ async def test_startpage_two_steps_and_a_missing_home_page(standins):
     await s.close()
     assert [r.path for r in engine.requests[2:]] == ["/", "/sp/search"] and "sc" not in engine.requests[3].form
     assert response.engines[0].status == "ok"
+
+
+async def test_the_query_region_leads_the_interleaving(standins):
+    # Issue 14 mutant: the lead region always "global". Two relevant lists, one from a CJK engine and one
+    # from a global engine: for a Chinese query the CJK engine's first row leads, for an English one the
+    # global engine's.
+    cjk_rows = [("东数西算 枢纽节点 布局", "https://cn-one.example.cn/hub", "东数西算 枢纽节点 布局 解读"),
+                ("东数西算 枢纽节点 名单", "https://cn-two.example.cn/list", "东数西算 枢纽节点 名单")]
+    global_rows = [("东数西算 枢纽节点 overview", "https://en-one.example.com/hub", "东数西算 枢纽节点 overview"),
+                   ("东数西算 枢纽节点 analysis", "https://en-two.example.com/analysis", "东数西算 枢纽节点")]
+    cn = await standins(page(bing_page(cjk_rows)))
+    en = await standins(page(bing_page(global_rows)))
+    s = searcher({"bing-cn": cn.url, "bing": en.url})
+    chinese = await s.search("东数西算 枢纽节点")
+    cn.behaviour = page(bing_page([(t.replace("东数西算 枢纽节点", "data hub nodes"), u, "data hub nodes plan")
+                                   for t, u, _ in cjk_rows]))
+    en.behaviour = page(bing_page([(t.replace("东数西算 枢纽节点", "data hub nodes"), u, "data hub nodes plan")
+                                   for t, u, _ in global_rows]))
+    english = await s.search("data hub nodes")
+    await s.close()
+    assert chinese.results[0].url == "https://cn-one.example.cn/hub"
+    assert english.results[0].url == "https://en-one.example.com/hub"
