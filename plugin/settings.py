@@ -440,7 +440,8 @@ class Settings(BaseSettings):
     fetch_cache_ttl_s: float = Field(3600, ge=0, description="How long a read page is kept for reading on with "
                                                              "offset; 0 disables the page cache")
     fetch_user_agent: str = Field("Mozilla/5.0 (compatible; metasearch/0.1; page reader for AI agents)",
-                                  min_length=1, description="User-Agent header of page reads")
+                                  min_length=1, description="User-Agent header of page reads; when set it wins over "
+                                                              "user_agent for them (see plugin.reading.hops)")
     fetch_robots: bool = Field(True, description="Honour robots.txt (RFC 9309) for the token 'metasearch'")
     robots_cache_ttl_s: float = Field(86400, ge=0, description="How long a site's robots.txt is kept")
     robots_error_ttl_s: float = Field(600, ge=0, description="A robots.txt that answered 5xx or could not be "

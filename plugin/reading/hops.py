@@ -5,6 +5,13 @@ connection through the guarded resolver (no name resolving to a private address)
 cannot redirect a read into the local network. At most `max_redirects` hops (5 by default). Reads of
 one host wait their turn: at most `fetch_host_concurrency` at once, their starts at least
 `fetch_host_interval_ms` apart.
+
+Cookies: the transport keeps no jar, so a read keeps its own (`ReadCookies`): a cookie a hop's response
+sets is sent on the following hops of the same read to the same host (sites that set a cookie and
+redirect back to see it), and goes nowhere else: not to other hosts, not to other reads, not to
+engines. Identity: `fetch_user_agent` when set, else the global `user_agent`, else the
+`fetch_user_agent` default (`page_user_agent`); `extra_headers` whose names look like credentials
+(`Authorization`, `Cookie`, `*token*`, `*key*`) are meant for engines and are not sent to pages.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from plugin.infra.admission import EngineClock
 from plugin.infra.egress import choose_proxy
 from plugin.infra.transport import Transport, TransportError
 from plugin.reading.addresses import GuardedResolver, PrivateAddressRefused, Target, check_url, public_address
-from plugin.settings import Settings
+from plugin.settings import SECRET_HEADER, Settings
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # The transport's name for page reads: their admission lane (upstream_concurrency at once, all hosts
@@ -62,6 +69,48 @@ class _HostTurns:
             self.slots.release()
 
 
+def page_user_agent(settings: Settings) -> str:
+    """The User-Agent of page reads: `fetch_user_agent` when it was set (code, environment, file), else the
+    global `user_agent` when set, else `fetch_user_agent`'s default."""
+    if "fetch_user_agent" in settings.model_fields_set or not settings.user_agent:
+        return settings.fetch_user_agent
+    return settings.user_agent
+
+
+def page_settings(settings: Settings) -> Settings:
+    """The transport's settings for page reads: the page size cap, the page User-Agent, and no
+    credential-like extra headers (those are for engines; a model chooses which sites are read)."""
+    return settings.model_copy(update={
+        "max_response_bytes": settings.fetch_max_bytes,
+        "user_agent": page_user_agent(settings),
+        "extra_headers": {k: v for k, v in settings.extra_headers.items() if not SECRET_HEADER.search(k)},
+    })
+
+
+class ReadCookies:
+    """The cookies of one read, by host: set by a hop's response, sent on the read's later hops to the
+    same host. A cookie set over https is not sent over plain http."""
+
+    def __init__(self) -> None:
+        self._by_host: dict[str, dict[str, tuple[str, bool]]] = {}
+
+    def for_hop(self, target: Target) -> dict[str, str]:
+        """The jar the transport sends with this hop and fills with what the hop's response sets."""
+        secure = target.scheme == "https"
+        return {name: value for name, (value, over_https) in self._by_host.get(target.host, {}).items()
+                if secure or not over_https}
+
+    def after_hop(self, target: Target, sent: dict[str, str], jar: dict[str, str]) -> None:
+        """Take what the hop's response set (new or changed values) and removed (Max-Age=0)."""
+        host = self._by_host.setdefault(target.host, {})
+        over_https = target.scheme == "https"
+        for name in sent.keys() - jar.keys():
+            host.pop(name, None)
+        for name, value in jar.items():
+            if sent.get(name) != value:
+                host[name] = (value, over_https)
+
+
 class PageClient:
     def __init__(self, settings: Settings, *, resolver: AbstractResolver | None = None,
                  public: Callable[[str], bool] = public_address):
@@ -71,8 +120,8 @@ class PageClient:
         self.public = public
         self.guard = GuardedResolver(resolver, allow_private=settings.allow_private_hosts, public=public)
         # The one transport, with the page cap and the guarded resolver.
-        self.transport = Transport(settings.model_copy(update={"max_response_bytes": settings.fetch_max_bytes}),
-                                   resolver=self.guard)
+        self.transport = Transport(page_settings(settings), resolver=self.guard)
+        self.user_agent = page_user_agent(settings)
         self._turns: dict[str, _HostTurns] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self.requests = 0  # exchanges made, every hop and robots.txt included (for tests and benchmarks)
@@ -102,10 +151,11 @@ class PageClient:
         `before_hop` (the robots.txt check) may refuse a hop by raising."""
         target = self.check(url)
         limit = self.settings.max_redirects
+        cookies = ReadCookies()  # this read's own: never shared with another read or an engine
         for hop in range(limit + 1):
             if before_hop is not None:
                 await before_hop(target, deadline)
-            response = await self._exchange(target, deadline)
+            response = await self._exchange(target, deadline, cookies)
             location = response.headers.get("location")
             if response.status not in REDIRECTS or not location:
                 return response
@@ -123,9 +173,9 @@ class PageClient:
         raise TooManyRedirects(HTTP_ERROR, f"more than {limit} redirects, the last to {target.url[:200]}",
                                status=response.status, url=target.url[:500])
 
-    async def _exchange(self, target: Target, deadline: float) -> Response:
+    async def _exchange(self, target: Target, deadline: float, cookies: ReadCookies) -> Response:
         request = Request("GET", target.url, headers={
-            "User-Agent": self.settings.fetch_user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate",
+            "User-Agent": self.user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate",
             "Accept-Language": "en;q=0.9, *;q=0.5"})
         try:
             async with self._turns_for(target.host).turn(deadline):
@@ -136,9 +186,13 @@ class PageClient:
                 remaining = deadline - asyncio.get_running_loop().time()
                 if remaining <= 0:
                     raise TransportError("timeout", "the deadline passed before the request was sent")
+                sent = cookies.for_hop(target)
+                jar = dict(sent)
                 async with asyncio.timeout_at(deadline):
-                    return await self.transport.fetch(request, PAGE_UPSTREAM, EngineClock(remaining, remaining),
-                                                      follow_redirects=False, any_content_type=True)
+                    response = await self.transport.fetch(request, PAGE_UPSTREAM, EngineClock(remaining, remaining),
+                                                          jar, follow_redirects=False, any_content_type=True)
+                cookies.after_hop(target, sent, jar)
+                return response
         except (asyncio.TimeoutError, TimeoutError):
             raise FetchError(TIMEOUT, f"{target.host}: no complete answer within the deadline",
                              url=target.url[:500]) from None

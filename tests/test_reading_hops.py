@@ -1,0 +1,162 @@
+"""Page reads hop by hop: cookies within one read, and the identity page reads send (User-Agent, extra
+headers). Pages are served by loopback stand-ins on 127.0.0.1; made-up names resolve through a stand-in
+DNS to 127.0.0.1 only."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from pages import ARTICLE_PARAGRAPHS, StandInDNS, article_html, loopback_is_public, paths, redirect, routes
+from plugin.reading.reader import Reader
+from plugin.settings import Settings
+from standins import StandIn, page
+
+ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
+
+
+def settings(**overrides) -> Settings:
+    base = dict(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000,
+                fetch_cache_ttl_s=0)
+    base.update(overrides)
+    return Settings(**base)
+
+
+def cookie_gate(name: str = "consent", value: str = "yes", *, gate: str = "/consent",
+                back: str = "/article") -> tuple:
+    """A site that wants a cookie: `back` without it redirects to `gate`, which sets the cookie on a 302
+    back to `back` (the consent or session hop many news and docs sites put in front of a page)."""
+
+    async def article(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        if request.cookies.get(name) != value:
+            return web.Response(status=302, headers={"Location": gate})
+        return web.Response(text=article_html(), content_type="text/html")
+
+    async def set_cookie(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        response = web.Response(status=302, headers={"Location": back})
+        response.set_cookie(name, value, path="/", httponly=True)
+        return response
+
+    return article, set_cookie
+
+
+def cookie_headers(site: StandIn) -> list[tuple[str, str | None]]:
+    return [(seen.path, seen.headers.get("Cookie")) for seen in site.requests]
+
+
+async def test_a_cookie_set_on_a_redirect_is_sent_on_the_following_hops_of_the_read(standins):
+    article, set_cookie = cookie_gate()
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/article": article, "/consent": set_cookie}))
+    async with Reader(settings()) as reader:
+        response = await reader.fetch(site.url + "/article")
+        assert response.status == 200 and ARTICLE_PARAGRAPHS[0] in response.content
+        assert response.final_url == site.url + "/article"
+        assert cookie_headers(site) == [("/robots.txt", None), ("/article", None), ("/consent", None),
+                                        ("/article", "consent=yes")]
+        # The next read starts without it: cookies belong to one read (the page cache is off here, and
+        # the robots.txt verdict is cached).
+        await reader.fetch(site.url + "/article")
+        assert cookie_headers(site)[4:] == [("/article", None), ("/consent", None), ("/article", "consent=yes")]
+
+
+async def test_read_cookies_stay_with_their_host(standins):
+    site = await standins(page("routes are set once the port is known"))
+    port = site.url.rsplit(":", 1)[1]
+    other = f"http://other.example:{port}"
+
+    async def set_and_leave(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        response = web.Response(status=302, headers={"Location": other + "/post"})
+        response.set_cookie("session", "s3cr3t-session", path="/")
+        return response
+
+    site.behaviour = routes({"/robots.txt": ROBOTS_OPEN, "/go": set_and_leave, "/post": page(article_html())})
+    reader = Reader(settings(allow_private_hosts=False), resolver=StandInDNS({"news.example": ["127.0.0.1"],
+                                                                             "other.example": ["127.0.0.1"]}),
+                    public=loopback_is_public)
+    async with reader:
+        response = await reader.fetch(f"http://news.example:{port}/go")
+    assert response.final_url == other + "/post"
+    assert [(seen.headers.get("Host", "").split(":")[0], seen.path, seen.headers.get("Cookie"))
+            for seen in site.requests] == [("news.example", "/robots.txt", None), ("news.example", "/go", None),
+                                           ("other.example", "/robots.txt", None), ("other.example", "/post", None)]
+
+
+async def test_a_cookie_removed_by_a_hop_is_not_sent_again(standins):
+    async def first(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        response = web.Response(status=302, headers={"Location": "/second"})
+        response.set_cookie("a", "1", path="/")
+        response.set_cookie("b", "2", path="/")
+        return response
+
+    async def second(request: web.Request, standin: StandIn) -> web.StreamResponse:
+        response = web.Response(status=302, headers={"Location": "/post"})
+        response.del_cookie("a", path="/")  # Max-Age=0
+        response.set_cookie("b", "3", path="/")
+        return response
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/first": first, "/second": second,
+                                  "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        await reader.fetch(site.url + "/first")
+    assert cookie_headers(site)[1:] == [("/first", None), ("/second", "a=1; b=2"), ("/post", "b=3")]
+
+
+# ----- identity -----
+def user_agents(site: StandIn) -> list[str | None]:
+    return [seen.headers.get("User-Agent") for seen in site.requests]
+
+
+async def read_once(site: StandIn, reader_settings: Settings) -> None:
+    async with Reader(reader_settings) as reader:
+        await reader.fetch(site.url + "/post")
+
+
+async def test_fetch_user_agent_wins_over_the_global_user_agent_for_page_reads(standins, monkeypatch):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    default = Settings.model_fields["fetch_user_agent"].default
+
+    await read_once(site, settings())
+    assert user_agents(site) == [default, default]  # robots.txt and the page alike
+    site.requests.clear()
+
+    await read_once(site, settings(user_agent="GlobalAgent/1"))  # no fetch_user_agent: the global one
+    assert user_agents(site) == ["GlobalAgent/1", "GlobalAgent/1"]
+    site.requests.clear()
+
+    await read_once(site, settings(user_agent="GlobalAgent/1", fetch_user_agent="ReaderAgent/2"))
+    assert user_agents(site) == ["ReaderAgent/2", "ReaderAgent/2"]
+    site.requests.clear()
+
+    # Set in the environment counts as set; so does the default spelled out.
+    monkeypatch.setenv("METASEARCH_FETCH_USER_AGENT", "EnvReader/3")
+    await read_once(site, settings(user_agent="GlobalAgent/1"))
+    assert user_agents(site) == ["EnvReader/3", "EnvReader/3"]
+    monkeypatch.delenv("METASEARCH_FETCH_USER_AGENT")
+    site.requests.clear()
+    await read_once(site, settings(user_agent="GlobalAgent/1", fetch_user_agent=default))
+    assert user_agents(site) == [default, default]
+
+
+async def test_engines_keep_the_global_user_agent(standins):
+    from plugin.pipeline.searcher import Searcher
+    from standins import bing_page
+
+    pages = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    engine = await standins(page(bing_page([("How async Rust works", pages.url + "/post", "async rust")])))
+    searcher = Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"], user_agent="GlobalAgent/1",
+                                 fetch_user_agent="ReaderAgent/2"))
+    async with searcher:
+        response = await searcher.search("async rust", read=1)
+    assert response.results[0].content
+    assert user_agents(engine) == ["GlobalAgent/1"]
+    assert user_agents(pages) == ["ReaderAgent/2", "ReaderAgent/2"]
+
+
+async def test_credential_extra_headers_are_not_sent_to_pages(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    await read_once(site, settings(extra_headers={"X-Team": "search", "Authorization": "Bearer engine-key-1234",
+                                                  "X-Api-Key": "k-5678", "Cookie": "sid=9999"}))
+    assert paths(site) == ["/robots.txt", "/post"]
+    for seen in site.requests:
+        assert seen.headers.get("X-Team") == "search"
+        assert "Authorization" not in seen.headers and "X-Api-Key" not in seen.headers
+        assert "Cookie" not in seen.headers
