@@ -62,3 +62,198 @@ async def test_a_follow_up_carries_the_cookies_of_its_own_exchange_only(standins
     assert first.engines[0].status == "ok" and second.engines[0].status == "ok"
     paths = [(seen.path, seen.headers.get("Cookie")) for seen in engine.requests]
     assert paths == [("/", None), ("/sp/search", "sp_session=s1"), ("/", None), ("/sp/search", "sp_session=s2")]
+
+
+# ----- search_sync inside a running loop -----
+async def test_search_sync_works_inside_a_running_event_loop(standins_sync):
+    """Jupyter and async agent frameworks call it with a loop running: no RuntimeError from
+    asyncio.run, no never-awaited coroutine."""
+    import warnings
+
+    from plugin import search_sync
+
+    url, requests = standins_sync
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        response = search_sync("python release notes", settings=Settings(endpoints={"bing": url}, engines=["bing"]))
+    assert response.engines[0].status == "error" and "HTTP 500" in response.engines[0].detail
+    assert len(requests) == 1  # it really ran
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+# ----- no leaked sessions: the README's Python examples under -X dev -----
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from standins import ddg_page, page  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+
+
+# The README's OpenAI and Anthropic loops answer each tool call with `asyncio.run(search(**arguments))`:
+# one event loop per call. This is that pattern, without the model SDK around it.
+TOOL_LOOP = """
+import asyncio
+from plugin import render_for_model, search
+
+for arguments in [{"query": "rust async runtime"}, {"query": "tokio runtime", "limit": 3},
+                  {"query": "rust async runtime"}]:
+    found = asyncio.run(search(**arguments))
+    assert render_for_model(found)
+    print("found", len(found.results))
+"""
+
+
+async def run_dev_mode(code: str, env: dict[str, str]) -> tuple[int, str, str]:
+    """Run `code` under `python -X dev -W error::ResourceWarning` (leaks become errors on stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", code, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.fixture
+async def loopback_engines(standins):
+    rows = [("Rust async runtime comparison", "https://example.org/rust-async-runtimes",
+             "a comparison of rust async runtimes: tokio, async-std, smol"),
+            ("Tokio runtime", "https://tokio.rs/", "tokio, the rust async runtime")]
+    bing = await standins(page(bing_page(rows)))
+    ddg = await standins(page(ddg_page(rows)))
+    return {"METASEARCH_ENDPOINTS": json.dumps({"bing": bing.url, "duckduckgo-html": ddg.url}),
+            "METASEARCH_ENGINES": json.dumps(["bing", "duckduckgo-html"])}
+
+
+def _assert_no_leak(code: int, out: str, err: str) -> None:
+    assert code == 0, err
+    assert "ResourceWarning" not in err and "Unclosed" not in err and "unclosed" not in err, err
+    assert "never awaited" not in err, err
+
+
+async def test_readme_python_api_example_leaks_nothing(loopback_engines):
+    [example] = [block for block in readme_python_blocks() if "asyncio.run(search(" in block and "openai" not in
+                 block and "anthropic" not in block]
+    code, out, err = await run_dev_mode(example, loopback_engines)
+    _assert_no_leak(code, out, err)
+    assert "bing ok" in out
+
+
+async def test_one_event_loop_per_tool_call_leaks_nothing(loopback_engines):
+    code, out, err = await run_dev_mode(TOOL_LOOP, loopback_engines)
+    _assert_no_leak(code, out, err)
+    assert out.count("found") == 3 and "found 0" not in out
+
+
+@pytest.mark.parametrize("block", [b for b in readme_python_blocks() if "import openai" in b or "from openai" in b
+                                   or "import anthropic" in b],
+                         ids=lambda b: "openai" if "openai" in b else "anthropic")
+def test_readme_model_sdk_loops_use_the_tool_loop_pattern(block):
+    """The SDK loops are not run here (no model SDK or network in tests); they must use the pattern
+    TOOL_LOOP runs leak-free above."""
+    assert "asyncio.run(search(" in block or "search_sync(" in block
+
+
+async def test_redis_clients_close_with_their_loops(loopback_engines, redis_url):
+    code, out, err = await run_dev_mode(TOOL_LOOP, {**loopback_engines, "METASEARCH_REDIS_URL": redis_url})
+    _assert_no_leak(code, out, err)
+
+
+FDS = """
+import asyncio, json, os, sys
+from plugin import Settings, search
+endpoints = json.loads(os.environ["METASEARCH_ENDPOINTS"])
+def fds():
+    return len(os.listdir("/proc/self/fd"))
+async def main():
+    await search("rust async", settings=Settings(endpoints=endpoints, engines=["bing"]))
+    before = fds()
+    for i in range(60):  # a new, different Settings object per call
+        await search(f"rust async {i}", settings=Settings(endpoints=endpoints, engines=["bing"], timeout_ms=5000 + i))
+    await asyncio.sleep(0.2)  # evicted searchers close in the background
+    print(json.dumps([before, fds()]))
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files through /proc")
+async def test_searchers_evicted_from_the_module_cache_are_closed(loopback_engines):
+    code, out, err = await run_dev_mode(FDS, loopback_engines)
+    _assert_no_leak(code, out, err)
+    before, after = json.loads(out)
+    assert after - before < 40, (before, after)  # at most eight searchers stay open (before: ~3 fds per call)
+
+
+from test_state import redis_server, redis_url  # noqa: E402,F401  (a real Redis for the test above)
+
+
+# ----- the state store off the event loop; warnings about the present -----
+async def test_a_locked_store_neither_stalls_the_loop_nor_haunts_later_responses(standins, private_state):
+    """Another process holds the store's write lock: `spend()` waits out busy_timeout (2 s) on the store's
+    own thread while the event loop keeps ticking, that search says the store failed, and the next
+    search, with the lock gone, says nothing about it."""
+    import sqlite3
+    import time
+
+    engine = await standins(page(bing_page(ROWS)))
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"],
+                        budget_per_minute={f"bing@{engine.url}": 100})
+    async with Searcher(settings) as searcher:
+        await searcher.search("python release notes")  # the store exists, its tables too
+        other = sqlite3.connect(str(private_state / "state.sqlite3"), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # a concurrent writer holding the lock
+        gaps: list[float] = []
+
+        async def ticker():
+            last = time.monotonic()
+            while True:
+                await asyncio.sleep(0.02)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        ticking = asyncio.create_task(ticker())
+        try:
+            locked = await searcher.search("python release notes 2")
+        finally:
+            ticking.cancel()
+            other.execute("ROLLBACK")
+            other.close()
+        later = await searcher.search("python release notes 3")
+    assert locked.engines[0].status == "ok"  # the search went on without its budget
+    assert any("locked" in warning for warning in locked.warnings), locked.warnings
+    assert max(gaps) < 1.0, max(gaps)  # the loop was free while the store waited (2 s busy timeout)
+    assert later.warnings == []
+
+
+# ----- a parser crash is ours: logged with its traceback, reported with its place, never benched -----
+async def test_a_parser_crash_is_logged_reported_and_benches_nothing(standins, monkeypatch, caplog):
+    from engines import ENGINES
+
+    def crashing(response, query, options):
+        raise ZeroDivisionError("parser bug")
+
+    monkeypatch.setattr(ENGINES["bing"], "parse_body", crashing)  # under the real class-level guard
+    engine = await standins(page(bing_page(ROWS)))
+    async with Searcher(Settings(endpoints={"bing": engine.url}, engines=["bing"])) as searcher:
+        with caplog.at_level("ERROR", logger="metasearch.runner"):
+            first = await searcher.search("python release notes")
+        again = await searcher.search("python release notes 2")
+        benched = await searcher.cooldowns.store.all()
+    report = first.engines[0]
+    assert report.status == "error" and re.match(r"parser failure at .+\.py:\d+ \(ZeroDivisionError\)", report.detail)
+    assert "cooling down" not in report.detail
+    assert again.engines[0].status == "error" and len(engine.requests) == 2  # asked again, not benched
+    assert benched == {}
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "Traceback" in logged and "ZeroDivisionError: parser bug" in logged and "bing" in logged

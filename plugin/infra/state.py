@@ -314,6 +314,13 @@ class SqliteState:
                 return cursor.rowcount == 1
         return await self._run(work)
 
+    def close_at_exit(self) -> None:
+        """Close from outside any event loop (interpreter exit); the store's thread is idle by then."""
+        if not self._closed:
+            self._closed = True
+            self._db.close()
+            self._thread.shutdown(wait=False)
+
     async def close(self) -> None:
         if self._closed:
             return
@@ -495,6 +502,11 @@ class FailoverState:
 
     async def spend(self, engine, per_minute):
         return await self._run("spend", engine, per_minute)
+
+    def close_at_exit(self) -> None:
+        close = getattr(self.fallback, "close_at_exit", None)
+        if close is not None:
+            close()
 
     async def close(self) -> None:
         await self.primary.close()

@@ -53,6 +53,7 @@ class EngineRun:
     retry_after: float | None = None
     unreachable: bool = False  # failed to connect at all (DNS, refused, no route)
     cached: bool = False  # the answer came from the answer cache
+    ours: bool = False  # our failure (a parser crash, a bug): never benches the engine
 
     def report(self) -> EngineReport:
         return EngineReport(name=self.engine.name, tier=self.tier, status=self.status,  # type: ignore[arg-type]
@@ -90,8 +91,10 @@ class EngineRunner:
 
     def verdict(self, engine: Engine, tier: str, parsed: Parsed, plan: SearchPlan) -> EngineRun:
         status, kept, detail = judge(engine, parsed, plan)
+        if parsed.failure is not None:  # the parser crashed: our bug, logged where it happened
+            log.error("%s: %s\n%s", engine.name, parsed.detail, redact(parsed.failure, self.secrets))
         return EngineRun(engine, tier, status, rows=len(parsed.rows), kept=kept, all_rows=list(parsed.rows),
-                         detail=detail, retry_after=parsed.retry_after)
+                         detail=detail, retry_after=parsed.retry_after, ours=parsed.failure is not None)
 
     def retried_verdict(self, engine: Engine, tier: str, answer: Answer, plan: SearchPlan) -> EngineRun:
         run = self.verdict(engine, tier, answer.parsed, plan)
@@ -151,7 +154,7 @@ class EngineRunner:
             run = EngineRun(engine, tier, "timeout", detail=f"no complete answer within {self.settings.timeout_ms} ms")
         except Exception as exc:  # a bug of ours must not fail the search
             log.exception("engine %s failed", engine.name)
-            run = EngineRun(engine, tier, "error", detail=f"internal error: {type(exc).__name__}: {exc}")
+            run = EngineRun(engine, tier, "error", detail=f"internal error: {type(exc).__name__}: {exc}", ours=True)
         run.latency_ms, run.queue_ms = clock.engine_ms(), clock.queue_ms()
         # What the engine could not do as asked (a region it lacks, no safe-search switch, ...) is said,
         # never silently swapped for its default.
@@ -162,7 +165,9 @@ class EngineRunner:
         run.detail = redact(run.detail, self.secrets)[:300]
         if not run.unreachable and run.status not in ("timeout", "skipped"):
             await plan.network.reached_server()  # something answered: connection failures are the engines'
-        if run.status in FAILURE_STATUSES:
+        if run.ours:
+            pass  # the engine answered; what failed was ours, and benching the engine would not fix it
+        elif run.status in FAILURE_STATUSES:
             record = functools.partial(self.cooldowns.failure, upstream, run.status, run.retry_after, run.detail,
                                        started=sent_at)
             if not (run.unreachable and plan.network.hold(engine.name, record)):

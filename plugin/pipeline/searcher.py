@@ -16,6 +16,9 @@ Identical searches in flight at once share one execution.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures
+import hashlib
 import time
 from datetime import datetime
 from typing import Sequence
@@ -73,6 +76,11 @@ class Searcher:
     @cooldowns.setter
     def cooldowns(self, cooldowns: Cooldowns) -> None:  # tests swap in a policy with a fake clock
         self.runner.cooldowns = cooldowns
+
+    def state_closed_at_exit(self) -> None:
+        close = getattr(self.state, "close_at_exit", None)
+        if close is not None:
+            close()
 
     async def close(self) -> None:
         await self.flights.close()  # engines still running for answers already given: cancelled
@@ -275,19 +283,51 @@ class Searcher:
 
 
 # ----- module-level API -----
-_searchers: dict[int, tuple[Settings, Searcher]] = {}
+# Long-lived searchers, one per distinct settings, the least recently used last out. A searcher's HTTP
+# sessions and Redis client close when the event loop they were made in ends (plugin.infra.lifecycle),
+# so `asyncio.run(search(...))` per call leaks nothing; one evicted from here is closed.
+_KEPT_SEARCHERS = 8
+_searchers: dict[str, Searcher] = {}
+_retiring: set[asyncio.Task] = set()
+
+
+def _identity(settings: Settings) -> str:
+    """Equal settings share a searcher. Keys count (the dump masks them) without being kept in clear."""
+    keys = hashlib.sha256("\0".join(settings.secret_values()).encode()).hexdigest()
+    return f"{settings.model_dump_json()}|{keys}"
 
 
 def searcher_for(settings: Settings | None = None) -> Searcher:
-    """A long-lived searcher per settings object (the default one for None)."""
-    key = id(settings)
-    found = _searchers.get(key)
-    if found is None or found[0] is not settings:
-        if len(_searchers) >= 8:
-            _searchers.pop(next(iter(_searchers)))
-        found = (settings, Searcher(settings))  # type: ignore[arg-type]
-        _searchers[key] = found
-    return found[1]
+    """The long-lived searcher for these settings; None reads the environment again (a key set since
+    takes effect), and equal settings, however often rebuilt, share one searcher."""
+    settings = settings if settings is not None else Settings()
+    key = _identity(settings)
+    searcher = _searchers.pop(key, None)
+    if searcher is None:
+        searcher = Searcher(settings)
+        while len(_searchers) >= _KEPT_SEARCHERS:
+            _retire(_searchers.pop(next(iter(_searchers))))
+    _searchers[key] = searcher  # most recently used last
+    return searcher
+
+
+def _retire(searcher: Searcher) -> None:
+    """Close an evicted searcher (sessions, store) without making the caller wait for it."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not inside a loop: it never opened a session; its store closes at exit
+        return
+    task = loop.create_task(searcher.close())
+    _retiring.add(task)
+    task.add_done_callback(_retiring.discard)
+
+
+@atexit.register
+def _close_stores_at_exit() -> None:
+    """The embedded store's connection of every kept searcher, closed before the interpreter goes."""
+    for searcher in list(_searchers.values()):
+        searcher.state_closed_at_exit()
+    _searchers.clear()
 
 
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,
@@ -295,24 +335,29 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  site: str | None = None, safesearch: str | None = None, cache: bool = True,
                  allowed_domains: Sequence[str] | str | None = None,
                  blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
-                 page: int | None = None, user_location: str | dict | None = None, read: int = 0) -> SearchResponse:
+                 page: int | None = None, user_location: str | dict | None = None, read: int = 0,
+                 ignore_cooldowns: bool = False) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
     domains and their subdomains. `category="news"`: the engines' news verticals. `page=2`: the next
     results, never repeating a URL an earlier page of the same query showed. `user_location="DE"` (or
     `{"country": "DE"}`): the region for that country, unless `region` is given. `read=N` attaches
-    the main text of the top N results (`content`, or `read_error` saying why not)."""
+    the main text of the top N results (`content`, or `read_error` saying why not). `ignore_cooldowns`:
+    try engines that are cooling down anyway."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
                                                blocked_domains=blocked_domains, category=category, page=page,
-                                               user_location=user_location, read=read)
+                                               user_location=user_location, read=read,
+                                               ignore_cooldowns=ignore_cooldowns)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:
-    """`search` for callers without an event loop. Cooldowns, cache and budgets persist between calls
-    through the state store (the embedded SQLite file by default)."""
+    """`search` for callers that do not await: plain scripts, and code already inside a running event loop
+    (Jupyter, an async agent framework), where the search runs on a worker thread with a loop of its own
+    while the caller waits. Cooldowns, cached answers and budgets persist between calls through the state
+    store (the embedded SQLite file by default)."""
     settings = kwargs.pop("settings", None)
 
     async def run() -> SearchResponse:
@@ -320,4 +365,10 @@ def search_sync(query: str, **kwargs) -> SearchResponse:
         async with Searcher(settings) as searcher:
             return await searcher.search(query, **kwargs)
 
-    return asyncio.run(run())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run())
+    # A running loop cannot be re-entered (asyncio.run would refuse): use another thread's loop.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="metasearch-sync") as worker:
+        return worker.submit(lambda: asyncio.run(run())).result()
