@@ -330,3 +330,21 @@ def test_version_comes_from_the_installed_metadata_without_importlib_metadata():
     code = "import sys; from plugin.version import VERSION; print(VERSION, 'importlib.metadata' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == [version("metasearch"), "False"]
+
+
+async def test_a_burst_on_our_side_never_benches_a_healthy_engine(standins):
+    # Issue 10: 50 concurrent searches with a 1 s deadline against a Brave stand-in answering a real page in
+    # ~30 ms gave 17 timeouts and a 6-hour cooldown: pool waits and our own parsing counted as Brave's time.
+    from conftest import corpus_path
+
+    # Here 100 searches and an answer in 100 ms: eight at a time per upstream, the last ones wait over a second
+    # for a slot, more than the engine's whole deadline, while every search parses a 550 kB page.
+    body = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
+    engine = await standins(page(body, delay=0.1))
+    s = make({"brave": engine.url}, timeout_ms=1000)
+    responses = await asyncio.gather(*(s.search(f"javascript tutorial {i}") for i in range(100)))
+    store = await s.cooldowns.store.all()
+    await s.close()
+    assert [r.engines[0].status for r in responses] == ["ok"] * 100
+    assert store == {}
+    assert len(engine.requests) == 100 and max(r.engines[0].queue_ms for r in responses) > 1000
