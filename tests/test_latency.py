@@ -348,3 +348,42 @@ async def test_a_burst_on_our_side_never_benches_a_healthy_engine(standins):
     assert [r.engines[0].status for r in responses] == ["ok"] * 100
     assert store == {}
     assert len(engine.requests) == 100 and max(r.engines[0].queue_ms for r in responses) > 1000
+
+
+async def test_a_hung_engine_is_still_benched_while_searches_keep_taking_its_slots(standins):
+    # One slot for the hung engine: every new search takes it from the previous, late, run. A run given up
+    # like this after more than deadline_ms without an answer counts as the engine's timeout.
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(60))
+    s = make({"bing": good.url, "brave": stuck.url}, upstream_concurrency=1, timeout_ms=30000, grace_ms=50,
+             deadline_ms=600)
+    first = await s.search("rust async runtime")
+    assert statuses(first)["brave"] == "late"
+    assert await s.cooldowns.store.get(s.settings.upstream("brave")) is None
+    await asyncio.sleep(0.8)  # the late run has now been out longer than deadline_ms
+    second = await s.search("tokio runtime")  # takes the slot: the first run is given up
+    await asyncio.sleep(0.1)
+    entry = await s.cooldowns.store.get(s.settings.upstream("brave"))
+    third = await s.search("async-std runtime")
+    await s.close()
+    assert statuses(second)["brave"] == "late"
+    assert entry is not None and entry.status == "timeout"
+    assert statuses(third)["brave"] == "cooldown" and len(stuck.requests) == 2
+
+
+async def test_the_youngest_background_run_makes_way_first(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(60))
+    s = make({"bing": good.url, "brave": stuck.url}, upstream_concurrency=2, timeout_ms=30000, grace_ms=50,
+             deadline_ms=30000)
+    await s.search("rust async runtime")  # brave late: background run 1
+    lane = s.transport.admission._lanes[s.settings.upstream("brave")]
+    first = lane.holders[0]
+    await s.search("tokio runtime")  # background run 2: both slots taken
+    second = lane.holders[1]
+    await s.search("async-std runtime")  # needs a slot: run 2 gives way, run 1 goes on towards its timeout
+    holders = list(lane.holders)
+    await s.close()
+    assert len(stuck.requests) == 3
+    assert second.preempted and not first.preempted
+    assert holders[0] is first and second not in holders

@@ -9,7 +9,8 @@ Time spent waiting here is queue time (`queue_ms` in the engine's report): it is
 engine's slowness, so it is never part of the engine's deadline and never a `timeout` or a cooldown.
 A request not admitted within the wait budget (`admission_wait_ms`) is `skipped`, detail `overloaded`.
 A run nobody waits for any more (an engine that was late for every search that asked) keeps its slot
-only while no one else waits for one: a queued request takes it over (the background run is cancelled).
+only while no one else waits for one: a queued request takes it over (the background run is cancelled,
+the most recent first, so the oldest one per upstream goes on longest and can still time out).
 
 `EngineClock` is one engine run's own time: `timeout_ms` spent only while a request is out. When our
 event loop was too busy to notice an answer in time (the timer itself fired late), the engine is
@@ -53,6 +54,7 @@ class EngineClock:
         self._watchers: list[Callable[[], None]] = []
         # Nobody waits for this run's answer any more: it gives way to requests someone waits for.
         self.background = False
+        self.preempted = False  # cancelled to give its slot to a request someone waits for
         self._holding: tuple[_Lane, asyncio.Task] | None = None  # the lane slot it holds, and its task
 
     # --- what the orchestrator reads ---
@@ -80,7 +82,7 @@ class EngineClock:
         a request someone waits for is queued for its upstream: then it yields its slot at once."""
         self.background = True
         if self._holding is not None and self._holding[0].waiters:
-            self._holding[1].cancel()
+            self._holding[0]._preempt()
 
     def to_foreground(self) -> None:
         self.background = False
@@ -188,11 +190,16 @@ class _Lane:
                     raise
 
     def _preempt(self) -> None:
-        """A request must wait: the oldest run nobody waits for gives up its slot (it is cancelled)."""
-        for clock in self.holders:
-            if clock.background and clock._holding is not None and not clock._holding[1].done():
-                clock._holding[1].cancel()
-                return
+        """A request must wait: a run nobody waits for gives up its slot (it is cancelled). The most recent
+        one goes first: the oldest keeps going longest, so a hung engine still reaches its own timeout
+        (and its cooldown) while younger runs make way."""
+        idle = [clock for clock in self.holders
+                if clock.background and not clock.preempted and clock._holding is not None
+                and not clock._holding[1].done()]
+        if idle:
+            victim = idle[-1]
+            victim.preempted = True
+            victim._holding[1].cancel()  # type: ignore[index]
 
     def release(self) -> None:
         while self.waiters:

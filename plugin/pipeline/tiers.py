@@ -65,7 +65,7 @@ class Flights:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def join(self, key: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
-             new_clock: Callable[[], EngineClock]) -> Flight:
+             new_clock: Callable[[], EngineClock], on_done: Callable[[Flight], None] | None = None) -> Flight:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # tasks of another (finished) event loop cannot be awaited here
             self._by_key, self._running, self._loop = {}, set(), loop
@@ -78,6 +78,8 @@ class Flights:
             flight = self._by_key[key] = Flight(key, task, clock)
             self._running.add(task)
             task.add_done_callback(lambda done, f=flight: self._finished(f))
+            if on_done is not None:
+                task.add_done_callback(lambda done, f=flight: on_done(f))
         flight.waiters += 1
         return flight
 
@@ -98,6 +100,11 @@ class Flights:
                 del self._by_key[flight.key]
         else:
             flight.clock.to_background()
+
+    def keep(self, task: asyncio.Task) -> None:
+        """Hold a follow-up task (a cooldown being recorded) like a run: drained and cancelled with them."""
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
 
     @property
     def running(self) -> int:
@@ -148,8 +155,18 @@ class Tiers:
         engine, tier = slot.engine, slot.tier
         slot.flight = self.flights.join(flight_key(self.settings, engine, tier, plan),
                                         lambda clock: self.runner.run(engine, tier, plan, clock),
-                                        self.runner.clock)
+                                        self.runner.clock, lambda flight: self._given_up(flight, engine))
         return slot.flight
+
+    def _given_up(self, flight: Flight, engine: Engine) -> None:
+        """A run nobody waited for, cancelled to free its slot, that had been out longer than any search
+        waits (`deadline_ms`): a timeout for the engine's cooldown, as its own deadline would have been."""
+        clock = flight.clock
+        if not (flight.task.cancelled() and clock.preempted and clock.engine_s * 1000 >= self.settings.deadline_ms):
+            return
+        detail = f"no answer within {clock.engine_ms()} ms (its slot went to a search that waited)"
+        self.flights.keep(asyncio.get_running_loop().create_task(
+            self.runner.cooldowns.failure(self.settings.upstream(engine.name), "timeout", None, detail)))
 
     async def run(self, plan: SearchPlan, primary: Sequence[tuple[Engine, str]],
                   fallback: Sequence[tuple[Engine, str]]) -> list[EngineRun]:
