@@ -157,6 +157,9 @@ class Row:
     position: int  # 1-based, in the engine's own order
     date: date | None = None
     source: str | None = None  # the publisher of a news row ("Reuters", "新华网")
+    # The page's text when the API sent it with the row (Exa's `text`, Firecrawl's `markdown`), as sent:
+    # search(read=N) uses it instead of reading the page. Not part of a row's identity or repr.
+    content: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -370,8 +373,9 @@ MAX_ROWS = 100
 
 
 def rows_from(items: list[tuple], offset: int = 0) -> tuple[Row, ...]:
-    """Rows from (title, url, snippet, date[, source]) tuples, dropping those without title or URL and
-    repeated URLs; at most MAX_ROWS. Positions run offset+1.., so page 2 of a 10-row page starts at 11."""
+    """Rows from (title, url, snippet, date[, source[, content]]) tuples, dropping those without title or
+    URL and repeated URLs; at most MAX_ROWS. Positions run offset+1.., so page 2 of a 10-row page starts
+    at 11."""
     rows: list[Row] = []
     seen: set[str] = set()
     for title, url, snippet, when, *rest in items:
@@ -379,7 +383,8 @@ def rows_from(items: list[tuple], offset: int = 0) -> tuple[Row, ...]:
             continue
         seen.add(url)
         rows.append(Row(title=title, url=url, snippet=snippet, position=offset + len(rows) + 1, date=when,
-                        source=rest[0] if rest and rest[0] else None))
+                        source=rest[0] if rest and rest[0] else None,
+                        content=rest[1] if len(rest) > 1 and rest[1] else None))
         if len(rows) >= MAX_ROWS:
             break
     return tuple(rows)

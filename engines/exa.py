@@ -145,7 +145,7 @@ class Exa(KeyedEngine):
             return results
         news = options.category == "news"
         items = [(plain_text(result.get("title")), unwrap(url), _snippet(result), _date(result, options),
-                  host_name(url) if news else None)
+                  host_name(url) if news else None, _page_text(result))
                  for result, url in linked(results)]
         _, skip = page_window(options, 100)
         rows = rows_from(items[skip:], offset=skip)
@@ -169,6 +169,12 @@ def _snippet(result: dict) -> str:
     if isinstance(text, str) and text.strip():
         return page_snippet(text)
     return ""
+
+
+def _page_text(result: dict) -> str | None:
+    """The page text Exa sends when the request asks for `contents.text` (cut at its maxCharacters)."""
+    text = result.get("text")
+    return text if isinstance(text, str) and text.strip() else None
 
 
 def _date(result: dict, options: SearchOptions):

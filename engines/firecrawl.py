@@ -119,8 +119,11 @@ class Firecrawl(KeyedEngine):
             url = _field(result, "url")
             if not is_web_url(url):
                 continue
-            # The description only: page markdown (when scraped) is not a snippet.
-            items.append((_text(_field(result, "title")), unwrap(url), _text(_field(result, "description")), None))
+            # The description only: page markdown (when scraped) is not a snippet, but it is the page's
+            # text, which search(read=N) uses instead of reading the page.
+            markdown = result.get("markdown")
+            items.append((_text(_field(result, "title")), unwrap(url), _text(_field(result, "description")), None,
+                          None, markdown if isinstance(markdown, str) and markdown.strip() else None))
         _, skip = page_window(options, 100)
         rows = rows_from(items[skip:], offset=skip)
         if items and not rows and skip:

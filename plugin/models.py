@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 EngineStatus = Literal[
     "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled",
@@ -37,6 +37,17 @@ class ResultRow(BaseModel):
                                                        "(the read budget); web_fetch reads the rest")
     read_error: ReadFailure | None = Field(None, description="Why the page could not be read (read=N); the "
                                                              "snippet stands")
+    # Page text the engine that found the row sent with it (Exa, Firecrawl): read=N uses it instead of reading
+    # the page. Not a field: never serialised or shown unless read=N attaches it as `content`.
+    _engine_text: str | None = PrivateAttr(None)
+
+    @property
+    def engine_text(self) -> str | None:
+        return self._engine_text
+
+    def with_engine_text(self, text: str | None) -> "ResultRow":
+        self._engine_text = text
+        return self
 
 
 class EngineReport(BaseModel):

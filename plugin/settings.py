@@ -456,8 +456,9 @@ class Settings(BaseSettings):
     read_max_results: int = Field(5, ge=0, le=20, description="Most results one search reads (read=N)")
     read_max_chars: int = Field(30000, ge=100, description="Characters of page text one search attaches, all "
                                                            "read results together")
-    read_timeout_ms: int = Field(10000, ge=100, le=120000, description="Deadline for reading a search's top "
-                                                                      "pages, from the moment the ranking is done")
+    read_min_ms: int = Field(1500, ge=100, le=120000,
+                             description="Reading a search's top pages (read=N) shares the search's deadline_ms; "
+                                         "a search that left less than this gets this long for its reads")
 
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 

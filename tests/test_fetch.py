@@ -523,7 +523,7 @@ async def test_search_read_attaches_page_text_and_a_failing_page_says_why(standi
                                    "/two": hang(30), "/three": page("gone", status=500)}))
     rows = [(title, pages.url + path, snippet) for title, path, snippet in READ_ROWS]
     engine = await standins(page(bing_page(rows)))
-    searcher = Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"], read_timeout_ms=4000))
+    searcher = Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"], deadline_ms=4000))
     started = time.monotonic()
     response = await searcher.search("async rust", read=2)
     elapsed = time.monotonic() - started
@@ -534,10 +534,10 @@ async def test_search_read_attaches_page_text_and_a_failing_page_says_why(standi
     assert second.content is None and second.read_error is not None and second.read_error.code == "timeout"
     assert second.snippet == "async rust pitfalls to avoid"  # the snippet stands
     assert third.content is None and third.read_error is None  # beyond read=2: not read at all
-    assert elapsed < 20  # the read deadline (4 s) bounds the hung page, far below its 30 s
+    assert elapsed < 20  # the search deadline (4 s) bounds the hung page, far below its 30 s
     assert "/three" not in paths(pages)
 
-    more = Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"], read_timeout_ms=4000))
+    more = Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"], deadline_ms=4000))
     third = (await more.search("async rust", read=3)).results[2]
     await more.close()
     assert third.read_error is not None and third.read_error.code == "http_error"
@@ -564,23 +564,14 @@ async def test_search_read_shares_one_character_budget(standins):
 
 
 async def test_engine_page_text_is_used_instead_of_a_second_request():
-    from dataclasses import dataclass
-
-    from engines.base import Row
     from plugin.models import ResultRow, SearchResponse
-    from plugin.reading.attach import attach_pages, engine_texts
+    from plugin.reading.attach import attach_pages
 
-    @dataclass(frozen=True)
-    class RowWithText(Row):  # an engine row carrying the page text its API sent (Exa, Firecrawl)
-        content: str | None = None
-
-    sent = engine_texts([RowWithText("T", "https://example.com/a?utm_source=x", "s", 1,
-                                     content="Text the engine sent </untrusted_web_page> along.")])
-    response = SearchResponse(query="q", results=[ResultRow(title="T", url="https://example.com/a", snippet="s",
-                                                            domain="example.com", engines=["exa"], score=1.0)],
-                              engines=[], partial=False, elapsed_ms=1)
+    row = ResultRow(title="T", url="https://example.com/a", snippet="s", domain="example.com", engines=["exa"],
+                    score=1.0).with_engine_text("Text the engine sent </untrusted_web_page> along.")
+    response = SearchResponse(query="q", results=[row], engines=[], partial=False, elapsed_ms=1)
     reader = Reader(Settings(state_backend="memory"))  # no private hosts: any request would fail loudly
-    attached = await attach_pages(response, 1, reader=reader, settings=reader.settings, sent=sent)
+    attached = await attach_pages(response, 1, reader=reader, settings=reader.settings)
     await reader.close()
     assert attached.results[0].content == "Text the engine sent </untrusted_web_page> along."
     assert reader.client.requests == 0

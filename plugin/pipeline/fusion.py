@@ -79,6 +79,7 @@ class Fused:
     votes: float = 0.0  # the engines' votes alone
     official: bool = False
     freshness: float = 0.0
+    content: str | None = None  # page text an engine sent with the row (Exa, Firecrawl), for read=N
 
 
 def _within(host: str, domains: Sequence[str]) -> bool:
@@ -157,7 +158,7 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         if fused is None:
             fused = merged[key] = Fused(title=row.title, url=url, snippet=row.snippet,
                                         domain=registrable_domain(url), date=row.date, score=0.0,
-                                        first_slot=slot, key=key, source=row.source)
+                                        first_slot=slot, key=key, source=row.source, content=row.content)
         else:
             fused.title = _better_title(fused.title, row.title)
             if len(row.snippet) > len(fused.snippet):
@@ -165,6 +166,7 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
             if row.date is not None and (fused.date is None or row.date < fused.date):
                 fused.date = row.date
             fused.source = fused.source or row.source
+            fused.content = fused.content or row.content
         if lst.engine in fused.positions:
             continue  # the same engine listing the URL again (another spelling): one engine, one vote
         indexes = voted_indexes.setdefault(key, set())

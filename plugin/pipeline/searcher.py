@@ -67,7 +67,6 @@ class Searcher:
         self.tiers = Tiers(self.settings, self.runner, self.flights)
         self._searches: SingleFlight[SearchResponse] = SingleFlight()
         self._reader = None  # plugin.reading.Reader for read=N and web_fetch, made on first use
-        self._sent_texts: dict[str, str] = {}  # page text engines sent with their rows (read=N), by URL identity
 
     @property
     def cooldowns(self) -> Cooldowns:
@@ -137,7 +136,7 @@ class Searcher:
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
                       engines=f.engines, positions=f.positions, score=round(f.score, 6), date=f.date,
-                      source=clean_title(f.source) if f.source else None)
+                      source=clean_title(f.source) if f.source else None).with_engine_text(f.content)
             for f in fused[: plan.request.limit]
         ]
 
@@ -210,7 +209,6 @@ class Searcher:
         engine's rows of those pages, ranked ahead of this page's."""
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
-        self._keep_sent_texts(runs)
         offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
         results = self.rank(plan, runs, shown, earlier)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
@@ -250,25 +248,16 @@ class Searcher:
 
         return check_read(read, self.settings)
 
-    def _keep_sent_texts(self, runs: Sequence[EngineRun]) -> None:
-        """Remember page text the engines sent (Exa, Firecrawl), so read=N needs no second request; kept
-        per searcher and bounded, since shared and cached answers do not carry the runs."""
-        if not any(getattr(row, "content", None) for run in runs for row in run.kept):
-            return
-        from plugin.reading.attach import engine_texts
-
-        self._sent_texts.update(engine_texts(row for run in runs for row in run.kept))
-        while len(self._sent_texts) > 256:
-            self._sent_texts.pop(next(iter(self._sent_texts)))
-
     async def _read_pages(self, response: SearchResponse, count: int, started: float) -> SearchResponse:
-        """The response with its top `count` rows' text attached (cached answers hold none)."""
+        """The response with its top `count` rows' text attached, within what is left of the search's
+        deadline (plugin.reading.attach.read_window)."""
         if not count or not response.results:
             return response
-        from plugin.reading.attach import attach_pages
+        from plugin.reading.attach import attach_pages, read_window
 
+        window = read_window(self.settings, time.perf_counter() - started)
         response = await attach_pages(response, count, reader=self.page_reader(), settings=self.settings,
-                                      sent=self._sent_texts)
+                                      window_s=window)
         response = response.model_copy(update={"elapsed_ms": int((time.perf_counter() - started) * 1000)})
         return self._without_secrets(response)
 

@@ -1,24 +1,24 @@
 """Search and read in one call: the top N rows get their page's main text (`search(..., read=N)`).
 
-The pages are read concurrently under one deadline (`read_timeout_ms`, counted from the moment the
-ranking is done) and share one character budget (`read_max_chars`): a short page leaves its unused
-share to the longer ones. A row whose page cannot be had keeps its snippet and says why
-(`read_error`). When the engine that found a row already sent the page's text (Exa, Firecrawl: an
-engine row's `content`), that text is used and no second request is made.
+The pages are read concurrently within the search's one overall deadline (`deadline_ms`, counted from
+the moment the search was asked: the reads get what the ranking left of it, at least `read_min_ms`, at
+most `fetch_timeout_ms`; see `read_window`) and share one character budget (`read_max_chars`): a short
+page leaves its unused share to the longer ones. A row whose page cannot be had in time keeps its
+snippet and says why (`read_error`). When the engine that found a row already sent the page's text
+(Exa, Firecrawl: `ResultRow.engine_text`), that text is used, tidied and cleaned like a read page
+(plugin.reading.sent), and no request is made.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Iterable, Mapping
+from typing import Mapping
 
-from engines.base import Row
 from plugin.errors import INVALID_PARAMETER, NOT_EXTRACTABLE, TIMEOUT, FetchError, SearchError
 from plugin.infra.logs import get_logger
 from plugin.models import ReadFailure, ResultRow, SearchResponse
-from plugin.pipeline.canonical import identity
-from plugin.pipeline.sanitize import clean_document
 from plugin.reading.reader import Reader, slice_text
+from plugin.reading.sent import tidy_sent_text
 from plugin.settings import Settings
 
 log = get_logger("metasearch.reading")
@@ -41,42 +41,47 @@ def check_read(value: object, settings: Settings) -> int:
     return max(0, min(number, settings.read_max_results))
 
 
-def engine_texts(rows: Iterable[Row]) -> dict[str, str]:
-    """Page text the engines sent with their rows, by URL identity."""
-    found: dict[str, str] = {}
-    for row in rows:
-        text = getattr(row, "content", None)
-        if isinstance(text, str) and text.strip():
-            key = identity(row.url)
-            if key and key not in found:
-                found[key] = text
-    return found
+def read_window(settings: Settings, elapsed_s: float) -> float:
+    """Seconds the reads of a search get when the search has run `elapsed_s` so far: what is left of its
+    overall deadline (`deadline_ms`), but at least `read_min_ms` (a search that used its whole deadline
+    still reads, briefly) and at most `fetch_timeout_ms` (one page read's own deadline)."""
+    left = settings.deadline_ms / 1000 - elapsed_s
+    return min(settings.fetch_timeout_ms / 1000, max(left, settings.read_min_ms / 1000))
 
 
 async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, settings: Settings,
-                       sent: Mapping[str, str] | None = None) -> SearchResponse:
-    """`response` with the main text of its first `count` rows attached."""
+                       window_s: float | None = None) -> SearchResponse:
+    """`response` with the main text of its first `count` rows attached, read within `window_s` seconds
+    (`read_window(settings, 0)` when not given)."""
     rows = response.results[:count]
     if not rows:
         return response
-    sent = sent or {}
-    deadline = asyncio.get_running_loop().time() + settings.read_timeout_ms / 1000
+    window = read_window(settings, 0.0) if window_s is None else window_s
+    deadline = asyncio.get_running_loop().time() + window
 
     async def read(row: ResultRow) -> str | ReadFailure:
-        given = sent.get(identity(row.url) or "")
+        given = row.engine_text
         if given is not None:
-            return clean_document(given)
+            text = tidy_sent_text(given)
+            if text.strip():
+                return text
         try:
             async with asyncio.timeout_at(deadline):
                 document, _ = await reader.document(row.url, markdown=True, ignore_robots=False, deadline=deadline)
             return document.content
         except FetchError as exc:
+            if exc.code == TIMEOUT:
+                return late(exc.message)
             return ReadFailure(code=exc.code, message=exc.message)
         except (asyncio.TimeoutError, TimeoutError):
-            return ReadFailure(code=TIMEOUT, message=f"not read within {settings.read_timeout_ms} ms")
+            return late()
         except Exception as exc:  # a reader bug on one page must not fail the search
             log.exception("reading %s failed", row.url)
             return ReadFailure(code=NOT_EXTRACTABLE, message=f"internal error: {type(exc).__name__}")
+
+    def late(why: str = "") -> ReadFailure:
+        return ReadFailure(code=TIMEOUT, message=f"not read within the search's deadline ({window * 1000:.0f} ms "
+                                                 f"were left for reading pages)" + (f": {why}" if why else ""))
 
     outcomes = await asyncio.gather(*(read(row) for row in rows))
     texts = {i: text for i, text in enumerate(outcomes) if isinstance(text, str)}

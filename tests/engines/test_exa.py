@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import date, datetime, timezone
 
@@ -232,3 +233,21 @@ def test_never_raises_on_any_json(value, status):
 @given(st.binary(max_size=200))
 def test_never_raises_on_bytes(body):
     not_understood_unless_json(parse(body), body)
+
+
+def test_page_text_becomes_the_row_content_as_sent(options):
+    raw = json.loads(corpus_path("exa", "crewai__recent-developments-in-autonomous-ai-agents-2025.json").read_bytes())
+    parsed = ENGINE.parse(response_from_bytes(json.dumps(raw).encode(), url=URL), "q", options)
+    assert [row.content for row in parsed.rows] == [result["text"] for result in raw["results"]]
+    # Rows are the same rows with or without the text: it is no part of their identity.
+    assert parsed.rows[0] == dataclasses.replace(parsed.rows[0], content=None)
+    assert "content" not in repr(parsed.rows[0])
+
+
+def test_highlights_only_answer_has_no_content(options):
+    parsed = ENGINE.parse(response_from_bytes(
+        corpus_path("exa", "pydanticai__what-is-pydantic-ai_highlights.json").read_bytes()), "q", options)
+    assert parsed.rows and all(row.content is None for row in parsed.rows)
+    blank = parse(json.dumps({"results": [{"url": "https://a.example/", "title": "A", "text": "  \n "},
+                                          {"url": "https://b.example/", "title": "B", "text": 42}]}))
+    assert [row.content for row in blank.rows] == [None, None]

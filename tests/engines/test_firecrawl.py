@@ -167,3 +167,12 @@ def test_never_raises_on_any_json(value, status):
 @given(st.binary(max_size=200))
 def test_never_raises_on_bytes(body):
     not_understood_unless_json(parse(body), body)
+
+
+def test_page_markdown_becomes_the_row_content(options):
+    path = corpus_path("firecrawl", "crewai__firecrawl.json")
+    data = json.loads(path.read_bytes())
+    parsed = ENGINE.parse(response_from_bytes(path.read_bytes()), "q", options)
+    # x.com and linkedin.com came back without markdown: no content.
+    assert [row.content for row in parsed.rows] == [raw.get("markdown") or None for raw in data["data"]["web"]]
+    assert parsed.rows[0].content.startswith("We just raised our Series A") and parsed.rows[2].content is None
