@@ -151,7 +151,7 @@ def endpoint_url(url: object) -> str:
     (quoting the URL with any credentials in it masked)."""
     from yarl import URL
 
-    from plugin.infra.egress import mask_url
+    from plugin.infra.secrets import mask_url
 
     if not isinstance(url, str) or not url.strip():
         raise ValueError("must be an http(s) URL such as http://127.0.0.1:8080")
@@ -641,7 +641,8 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Values no log, error or response may show: API keys, proxy credentials, secret-looking headers."""
-        from plugin.infra.egress import environment_proxies, url_secrets
+        from plugin.infra.egress import environment_proxies
+        from plugin.infra.secrets import url_secrets
 
         keys = [key for key in (self.api_key(name) for name in KEY_FIELDS) if key]
         proxies = [self.proxy, *self.proxies.values()]

@@ -86,3 +86,14 @@ def test_log_filter_redacts_keys_in_messages_and_tracebacks(caplog):
     except RuntimeError:
         log.exception("request with key %s failed", "another-secret-value-42")
     assert "another-secret-value-42" not in caplog.text
+
+
+def test_urls_are_shown_without_their_credentials():
+    from plugin.infra.secrets import mask_url, redact
+
+    assert mask_url("redis://default:S3cret@cache.internal:6379/0") == "redis://****@cache.internal:6379/0"
+    assert mask_url("redis://cache.internal:6379/0?password=hunter22&db=1") == \
+        "redis://cache.internal:6379/0?password=****&db=1"
+    assert mask_url("http://proxy:3128") == "http://proxy:3128"
+    # One rule everywhere: values too short to be a key are left alone, longer ones never survive.
+    assert redact("key abc and abcd", ["abc", "abcd"]) == "key abc and [redacted]"

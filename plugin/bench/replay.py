@@ -25,13 +25,18 @@ from engines.base import Headers, Request, Response
 from plugin.infra.charset import decode_body
 from plugin.pipeline.canonical import host_of
 from plugin.settings import Settings
+from plugin.infra.secrets import MIN_SECRET_CHARS, redact
 from plugin.infra.transport import Transport, TransportError
 
 # Parameters that carry the query text, across engines.
 _QUERY_KEYS = ("q", "p", "wd", "query", "srsearch", "word")
 _SECRET_HEADER = re.compile(r"(auth|token|key|cookie|secret|session)", re.I)
-REDACTED = "REDACTED"
+REDACTED = "REDACTED"  # what stands for a secret in a recording
 ENGINE_HEADER = "X-Metasearch-Engine"
+
+
+def _scrub(text: str, secrets: Iterable[str]) -> str:
+    return redact(text, secrets, REDACTED)
 
 
 class CassetteError(ValueError):
@@ -110,12 +115,6 @@ def full_url(request: Request) -> str:
     joiner = "&" if "?" in request.url else "?"
     return request.url + joiner + urlencode(list(request.params))
 
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 @dataclass
@@ -348,18 +347,18 @@ class RecordingTransport(Transport):
                                                                                    "content-length")}
         response_body = response.body
         for secret in secrets:
-            if secret and len(secret) >= 4 and secret.encode() in response_body:
+            if secret and len(secret) >= MIN_SECRET_CHARS and secret.encode() in response_body:
                 response_body = response_body.replace(secret.encode(), REDACTED.encode())
         self.exchanges.append(Exchange(
             engine=engine,
             method=request.method,
-            uri=scrub(full_url(request), secrets),
-            body=scrub(body.decode("utf-8", "replace"), secrets).encode() if body else None,
-            request_headers={k: scrub(v, secrets) for k, v in headers.items()},
+            uri=_scrub(full_url(request), secrets),
+            body=_scrub(body.decode("utf-8", "replace"), secrets).encode() if body else None,
+            request_headers={k: _scrub(v, secrets) for k, v in headers.items()},
             status=response.status,
-            response_headers={k: scrub(v, secrets) for k, v in response_headers.items()},
+            response_headers={k: _scrub(v, secrets) for k, v in response_headers.items()},
             response_body=response_body,
-            final_url=scrub(response.url, secrets),
+            final_url=_scrub(response.url, secrets),
         ))
         return response
 

@@ -7,7 +7,7 @@ scheme. A host listed in `NO_PROXY` is always reached directly. aiohttp's own `t
 it knows no SOCKS and no per-engine choice, so the decision is made here for every request.
 
 Proxy URLs may carry credentials (`http://user:secret@proxy:3128`); they are shown masked everywhere
-(`mask_url`) and their values join the redaction list (`proxy_secrets`).
+(`plugin.infra.secrets.mask_url`) and their values join the redaction list (`url_secrets`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import urllib.request
 from typing import Mapping
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from plugin.infra.secrets import mask_url, url_secrets  # noqa: F401 (re-exported for callers of egress)
 
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h", "socks4")
 SOCKS_SCHEMES = ("socks5", "socks5h", "socks4")
@@ -50,36 +52,6 @@ def socks_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("aiohttp_socks") is not None
-
-
-def mask_url(url: str) -> str:
-    """The URL with any user name and password replaced by ****."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "[unparseable URL]"
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"****@{host}", parts.path, parts.query, parts.fragment))
-
-
-def url_secrets(url: str | None) -> list[str]:
-    """What of a proxy URL must never be shown: its user-info as written, and the password (decoded too)."""
-    if not url:
-        return []
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    if "@" not in parts.netloc:
-        return []
-    userinfo = parts.netloc.rsplit("@", 1)[0]
-    found = [userinfo]
-    if parts.password:
-        # A short password alone would redact ordinary words; the user-info still covers it in URLs.
-        found += [p for p in {parts.password, unquote(parts.password)} if len(p) >= 6]
-    return found
 
 
 def environment_proxies() -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 
+from plugin.infra.secrets import MIN_SECRET_CHARS, redact
 from plugin.settings import KEY_FIELDS
 
 
@@ -13,7 +14,7 @@ _REGISTERED: set[str] = set()
 
 
 def register_secrets(values: list[str]) -> None:
-    _REGISTERED.update(v for v in values if v and len(v) >= 4)
+    _REGISTERED.update(v for v in values if v and len(v) >= MIN_SECRET_CHARS)
 
 
 class RedactSecrets(logging.Filter):
@@ -26,7 +27,8 @@ class RedactSecrets(logging.Filter):
     def values(self) -> list[str]:
         if self.secrets is not None:
             return self.secrets
-        from_env = [os.environ[name] for name in KEY_FIELDS.values() if len(os.environ.get(name, "")) >= 4]
+        from_env = [os.environ[name] for name in KEY_FIELDS.values()
+                    if len(os.environ.get(name, "")) >= MIN_SECRET_CHARS]
         return from_env + sorted(_REGISTERED)
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -36,15 +38,11 @@ class RedactSecrets(logging.Filter):
         message = record.getMessage()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        changed = False
-        for value in values:
-            if value in message:
-                message = message.replace(value, "[redacted]")
-                changed = True
-            if record.exc_text and value in record.exc_text:
-                record.exc_text = record.exc_text.replace(value, "[redacted]")
-        if changed:
-            record.msg, record.args = message, None
+        redacted = redact(message, values)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, values)
+        if redacted != message:
+            record.msg, record.args = redacted, None
         return True
 
 

@@ -34,6 +34,7 @@ from typing import Callable, Iterator, Protocol, TypeVar
 from plugin.infra.cooldown import Change, CooldownEntry
 from plugin.infra.lifecycle import LoopBound
 from plugin.infra.logs import get_logger
+from plugin.infra.secrets import mask_url
 from plugin.settings import Settings
 
 log = get_logger("metasearch.state")
@@ -462,7 +463,7 @@ class FailoverState:
     @property
     def warnings(self) -> list[str]:
         if time.monotonic() < self._down_until:
-            return [f"redis unavailable at {_safe_url(self.primary.url)}; using the embedded "
+            return [f"redis unavailable at {mask_url(self.primary.url)}; using the embedded "
                     f"{self.fallback.backend} store", *self.fallback.warnings]
         return []
 
@@ -512,16 +513,6 @@ class FailoverState:
         await self.primary.close()
         await self.fallback.close()
 
-
-def _safe_url(url: str) -> str:
-    """A Redis URL without its password."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def default_state_dir() -> Path:

@@ -22,8 +22,9 @@ from engines.base import Headers, Request, Response
 from plugin.infra.admission import OVERLOADED, Admission, EngineClock, Overloaded
 from plugin.infra.charset import decode_body
 from plugin.infra.lifecycle import LoopBound
-from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers, mask_url, url_secrets
+from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers
 from plugin.infra.logs import get_logger
+from plugin.infra.secrets import mask_url, redact, url_secrets
 from plugin.settings import Settings
 
 log = get_logger("metasearch.transport")
@@ -46,12 +47,6 @@ class TransportError(Exception):
         self.reason = reason
         self.cause = cause
 
-
-def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 def with_endpoint(url: str, endpoint: str | None) -> str:

@@ -24,7 +24,8 @@ from plugin.infra.admission import EngineClock
 from plugin.infra.cooldown import OFFLINE_DETAIL, OFFLINE_WARNING, Cooldowns
 from plugin.infra.logs import get_logger
 from plugin.infra.state import State
-from plugin.infra.transport import Transport, TransportError, redact
+from plugin.infra.secrets import redact
+from plugin.infra.transport import Transport, TransportError
 from plugin.models import FAILURE_STATUSES, EngineReport
 from plugin.pipeline.answers import Answer, AnswerCache
 from plugin.pipeline.filters import judge

@@ -29,7 +29,8 @@ from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.logs import register_secrets
 from plugin.infra.state import State, collecting_problems, open_state
-from plugin.infra.transport import Transport, redact
+from plugin.infra.secrets import redact
+from plugin.infra.transport import Transport
 from plugin.models import FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity

@@ -69,7 +69,7 @@ def render_catalog(rows: list[dict[str, Any]]) -> str:
 
 def _mask_urls(value: Any) -> Any:
     """Every URL inside settings data with its credentials masked (Redis, SearXNG, endpoints, budget keys)."""
-    from plugin.infra.egress import mask_url
+    from plugin.infra.secrets import mask_url
 
     if isinstance(value, str):
         return mask_url(value) if "://" in value else value
@@ -93,7 +93,7 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
         if field.endswith("_api_key"):
             secret = getattr(settings, field)
             data[field] = "set (masked)" if secret is not None and secret.get_secret_value() else None
-    from plugin.infra.egress import mask_url
+    from plugin.infra.secrets import mask_url
     from plugin.settings import KEY_FIELDS, SECRET_HEADER
 
     # Proxy credentials and credential-like headers: shown as set, never as written.
@@ -116,10 +116,11 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
 # ----- `metasearch cooldowns`: what is benched, and clearing it -----
 def store_location(settings: Settings, state) -> str:
     """Where cooldowns, answers and budgets live, for people: the SQLite file or the Redis URL (no password)."""
-    from plugin.infra.state import FailoverState, SqliteState, _safe_url, state_path
+    from plugin.infra.secrets import mask_url
+    from plugin.infra.state import FailoverState, SqliteState, state_path
 
     if isinstance(state, FailoverState):
-        return f"redis {_safe_url(state.primary.url)} (embedded fallback: {state_path(settings)})"
+        return f"redis {mask_url(state.primary.url)} (embedded fallback: {state_path(settings)})"
     if isinstance(state, SqliteState):
         return f"sqlite {state.path}"
     return f"{state.backend} (this process only)"

@@ -44,9 +44,9 @@ class _Parser(argparse.ArgumentParser):
 def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | None = None) -> int:
     if code == "internal_error":  # an unexpected message might quote anything, keys included
         from plugin.infra.logs import RedactSecrets
+        from plugin.infra.secrets import redact
 
-        for secret in RedactSecrets().values():
-            message = message.replace(secret, "[redacted]")
+        message = redact(message, RedactSecrets().values())
     if as_json:
         error: dict[str, Any] = {"code": code, "message": message}
         error.update(extra or {})
