@@ -32,20 +32,30 @@ CACHEABLE = frozenset({"ok", "empty"})
 _ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Row))
 
 
-def cache_key(settings: Settings, plan: SearchPlan, engine_names: Sequence[str]) -> str:
-    """One search's identity (identical searches in flight share one execution): the query, the engines
-    by upstream and whether each can run, and every option."""
+def query_identity(settings: Settings, plan: SearchPlan, engine_names: Sequence[str]) -> dict:
+    """What makes two searches "the same query": the normalised text, the engines by upstream, and every
+    option but the page and the limit (pages.py keeps a query's pages under this identity)."""
     request = plan.request
-    identity = {
+    return {
         "q": " ".join(request.query.casefold().split()),
         "engines": sorted(settings.upstream(name) for name in engine_names),
-        "limit": request.limit, "region": request.region or settings.region,
+        "region": request.region or settings.region,
         "time": plan.operators.time_range, "site": plan.operators.site,
         "safe": request.safesearch or settings.safesearch,
         "allowed": list(plan.operators.allowed_domains), "blocked": list(plan.operators.blocked_domains),
-        "category": request.category, "page": request.page,
+        "category": request.category,
     }
+
+
+def digest(identity: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def cache_key(settings: Settings, plan: SearchPlan, engine_names: Sequence[str]) -> str:
+    """One search's identity (identical searches in flight share one execution): the query's identity,
+    the limit and the page."""
+    request = plan.request
+    return digest({**query_identity(settings, plan, engine_names), "limit": request.limit, "page": request.page})
 
 
 def answer_key(settings: Settings, engine: Engine, query: str, options: SearchOptions) -> str:
@@ -66,14 +76,14 @@ class Answer:
     core_query: str | None = None
 
 
-def _row_to_json(row: Row) -> dict:
+def row_to_json(row: Row) -> dict:
     data = {name: getattr(row, name) for name in _ROW_FIELDS}
     if isinstance(data.get("date"), date):
         data["date"] = data["date"].isoformat()
     return data
 
 
-def _row_from_json(data: dict) -> Row:
+def row_from_json(data: dict) -> Row:
     fields = {name: data[name] for name in _ROW_FIELDS if name in data}
     if fields.get("date"):
         fields["date"] = date.fromisoformat(fields["date"])
@@ -83,14 +93,14 @@ def _row_from_json(data: dict) -> Row:
 def encode(answer: Answer) -> str:
     parsed = answer.parsed
     return json.dumps({"status": parsed.status, "detail": parsed.detail, "correction": parsed.correction,
-                       "rows": [_row_to_json(row) for row in parsed.rows], "core_query": answer.core_query},
+                       "rows": [row_to_json(row) for row in parsed.rows], "core_query": answer.core_query},
                       ensure_ascii=False)
 
 
 def decode(raw: str) -> Answer | None:
     try:
         data = json.loads(raw)
-        parsed = Parsed(data["status"], rows=tuple(_row_from_json(row) for row in data["rows"]),
+        parsed = Parsed(data["status"], rows=tuple(row_from_json(row) for row in data["rows"]),
                         detail=data.get("detail", ""), correction=data.get("correction"))
         return Answer(parsed, data.get("core_query"))
     except (ValueError, KeyError, TypeError):  # written by another version: not an answer

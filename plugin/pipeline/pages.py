@@ -13,29 +13,20 @@ never asked (or whose memory expired) is worked out by running it, which also re
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Mapping, Sequence
 
 from engines.base import Row
 from plugin.infra.state import State
+from plugin.pipeline.answers import digest, query_identity, row_from_json, row_to_json
 from plugin.pipeline.plan import SearchPlan
 from plugin.settings import Settings
 
 
 def query_key(settings: Settings, plan: SearchPlan, engine_names: Sequence[str]) -> str:
     """The identity of "the same query" across its pages."""
-    request = plan.request
-    identity = {
-        "q": " ".join(request.query.casefold().split()),
-        "engines": sorted(settings.upstream(name) for name in engine_names),
-        "region": request.region or settings.region, "time": plan.operators.time_range,
-        "safe": request.safesearch or settings.safesearch, "category": request.category,
-        "allowed": list(plan.operators.allowed_domains), "blocked": list(plan.operators.blocked_domains),
-    }
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+    return digest(query_identity(settings, plan, engine_names))
 
 
 def _slot(key: str, page: int) -> str:
@@ -48,16 +39,6 @@ class PageMemory:
     rows: dict[str, list[Row]] = field(default_factory=dict)  # engine -> the rows it kept for that page
 
 
-def _row_data(row: Row) -> list:
-    return [row.title, row.url, row.snippet, row.position, row.date.isoformat() if row.date else None, row.source]
-
-
-def _row(data: list) -> Row:
-    title, url, snippet, position, when, source = data
-    return Row(title=title, url=url, snippet=snippet, position=int(position),
-               date=date.fromisoformat(when) if when else None, source=source)
-
-
 async def recalled(state: State, key: str, page: int) -> PageMemory | None:
     """What page `page` of this query showed and the rows it ranked, or None when not remembered."""
     raw = await state.cache_get(_slot(key, page))
@@ -66,7 +47,7 @@ async def recalled(state: State, key: str, page: int) -> PageMemory | None:
     try:
         found = json.loads(raw)
         shown = [item for item in found["shown"] if isinstance(item, str)]
-        rows = {engine: [_row(item) for item in items] for engine, items in found.get("rows", {}).items()}
+        rows = {engine: [row_from_json(item) for item in items] for engine, items in found.get("rows", {}).items()}
     except (ValueError, TypeError, KeyError, AttributeError):
         return None  # an unreadable memory is a page to work out again
     return PageMemory(shown=shown, rows=rows)
@@ -74,5 +55,5 @@ async def recalled(state: State, key: str, page: int) -> PageMemory | None:
 
 async def remember(state: State, key: str, page: int, shown: Sequence[str],
                    rows: Mapping[str, Sequence[Row]], ttl_s: float) -> None:
-    data = {"shown": list(shown), "rows": {engine: [_row_data(r) for r in kept] for engine, kept in rows.items()}}
+    data = {"shown": list(shown), "rows": {engine: [row_to_json(r) for r in kept] for engine, kept in rows.items()}}
     await state.cache_put(_slot(key, page), json.dumps(data, ensure_ascii=False), ttl_s)
