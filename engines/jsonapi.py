@@ -23,6 +23,9 @@ SNIPPET_CHARS = 400
 MESSAGE_CHARS = 160
 
 _SPACE = re.compile(r"\s+")
+# Only complete entities (with their semicolon): HTML also decodes a few legacy names without one, which
+# would turn plain text such as "&section" or "&notes" into "§ion" and "¬es".
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _WEB = ("http://", "https://")
 
 
@@ -82,10 +85,10 @@ def linked(results: list, url_key: str = "url") -> Iterator[tuple[dict, str]]:
 # ----- text ------------------------------------------------------------------
 
 def plain_text(value: object) -> str:
-    """A JSON string with HTML entities decoded and whitespace folded to one line; "" for non-strings."""
+    """A JSON string with complete HTML entities decoded and whitespace folded to one line; "" for non-strings."""
     if not isinstance(value, str):
         return ""
-    return _SPACE.sub(" ", html.unescape(value)).strip()
+    return _SPACE.sub(" ", _ENTITY.sub(lambda m: html.unescape(m.group(0)), value)).strip()
 
 
 def trim(text: str, limit: int = SNIPPET_CHARS) -> str:

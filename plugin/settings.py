@@ -575,12 +575,8 @@ class Settings(BaseSettings):
     def _proxies_are_per_known_engine(cls, value: dict[str, str]) -> dict[str, str]:
         from plugin.infra.egress import DIRECT, check_proxy_url
 
-        checked = {}
-        for name, url in value.items():
-            if name not in ENGINES:
-                raise ValueError(f"proxies: unknown engine {name!r}")
-            checked[name] = DIRECT if url.strip().lower() == DIRECT else check_proxy_url(url)
-        return checked
+        _check_engine_names(list(value))  # unknown_engine, like every other per-engine setting
+        return {name: DIRECT if url.strip().lower() == DIRECT else check_proxy_url(url) for name, url in value.items()}
 
     @field_validator("user_agent", "extra_headers")
     @classmethod

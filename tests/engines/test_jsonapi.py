@@ -78,6 +78,8 @@ def test_linked_keeps_objects_with_a_web_link():
 def test_plain_text():
     assert plain_text("  Tom &amp; Jerry\n\t<b>x</b>  ") == "Tom & Jerry <b>x</b>"
     assert plain_text(None) == "" and plain_text(5) == ""
+    # Text that merely looks like a legacy entity name stays as written; complete entities decode.
+    assert plain_text("see &section 3 &notes, AT&T &#39;ok&#x27;") == "see &section 3 &notes, AT&T 'ok'"
 
 
 def test_trim_short_text_is_unchanged():
