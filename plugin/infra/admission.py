@@ -109,7 +109,7 @@ class EngineClock:
     def _admitted(self) -> None:
         if self.admitted_at is None:
             self.admitted_at = asyncio.get_running_loop().time()
-            self._changed()
+        self._changed()  # out of the queue (a follow-up request too): the searches' clocks run again
 
     @asynccontextmanager
     async def out(self) -> AsyncIterator[None]:

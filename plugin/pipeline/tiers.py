@@ -17,11 +17,12 @@ plus at most the wait budget; without a queue (the usual case) within `deadline_
 send a request (disabled, benched, over budget) do not count towards the quorum either way.
 
 Engines still running when the answer goes out are reported `late` and their partial work is not
-shown. They keep running in the background (`Flights`), so their outcome still updates cooldowns: a
-long-lived searcher (API, MCP, `serve`) learns from them; `Searcher.close()` (the CLI's exit)
-cancels them, and so does a request someone waits for that is queued for the same upstream (the
-background run yields its slot). An engine still waiting for admission is `skipped` (`overloaded`)
-and withdrawn.
+shown. They keep running in the background (`Flights`), so their outcome still updates cooldowns and
+the answer cache: a long-lived searcher (API, MCP, `serve`) learns from them; `Searcher.close()` (the
+CLI's exit) cancels them. A request someone waits for that is queued for the same upstream takes the
+slot of the most recent background run (admission.py); one given up after more than `deadline_ms`
+without an answer counts as the engine's timeout. An engine still waiting for admission when the
+answer goes out is `skipped` (`overloaded`) and withdrawn.
 
 Identical engine runs in flight at once (same upstream, query and options) share one exchange.
 """
@@ -174,7 +175,8 @@ class Tiers:
         s = self.settings
         loop = asyncio.get_running_loop()
         limit = plan.request.limit
-        grace, soft, hard = s.grace_ms / 1000, s.soft_deadline_ms / 1000, max(0.0, s.deadline_ms / 1000 - ANSWER_RESERVE_S)
+        grace, soft = s.grace_ms / 1000, s.soft_deadline_ms / 1000
+        hard = max(0.0, s.deadline_ms / 1000 - ANSWER_RESERVE_S)
         first_slots = [_Slot(e, t) for e, t in primary]
         second_slots = [_Slot(e, t) for e, t in fallback]
         started: list[_Slot] = []
