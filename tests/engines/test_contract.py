@@ -3,14 +3,16 @@ central HTTP classification, parser failures that say where, the options an engi
 
 from __future__ import annotations
 
+import email.utils
 import inspect
 import re
+import time
 
 import pytest
 
 from conftest import response_from_bytes
 from engines import ENGINES, baidu
-from engines.base import Headers, Parsed, SearchOptions
+from engines.base import Headers, Parsed, SearchOptions, parse_retry_after
 from engines.regions import REGIONS, region_tag
 
 BAIDU_PAGE = ('<html><body><div class="result-op c-container" tpl="www_index" mu="https://example.cn/a">'
@@ -62,6 +64,19 @@ def test_every_engine_classifies_statuses_through_the_base(name, status, expecte
     assert parsed.failure is None
     if status == 429:
         assert parsed.retry_after == 7.0
+
+
+def test_retry_after_as_an_http_date_is_the_seconds_until_then():
+    # RFC 9110 allows Retry-After as delta-seconds or as an HTTP-date; the date means "wait until then".
+    now = 1_790_000_000.0  # 2026-09-21 14:13:20 UTC
+    assert parse_retry_after(email.utils.formatdate(now + 7200, usegmt=True), now=now) == 7200.0
+    assert parse_retry_after(email.utils.formatdate(now - 60, usegmt=True), now=now) == 0.0  # already past
+    assert parse_retry_after("soon", now=now) is None and parse_retry_after("", now=now) is None
+    # Through an engine, against the clock: an hour ahead is close to an hour, never 0.
+    ahead = email.utils.formatdate(time.time() + 3600, usegmt=True)
+    parsed = ENGINES["bing"].parse(response_from_bytes(b"", status=429, headers={"Retry-After": ahead}),
+                                   "q", SearchOptions())
+    assert parsed.status == "ratelimited" and 3000 < parsed.retry_after <= 3600
 
 
 def test_engines_that_give_a_status_their_own_meaning_override_it():
