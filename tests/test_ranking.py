@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import date, datetime
 
 import pytest
@@ -50,10 +51,12 @@ def test_rrf_merges_votes_and_ties_break_deterministically():
     assert fused[0].score == 61 / 63 + 61 / 64  # slots 3 and 4, each vote in units of a top vote
     again = fuse([a, b], settings, lead_region="global", now=NOW)
     assert [f.url for f in fused] == [f.url for f in again]
-    # Equal scores: the earlier slot first, then the URL identity.
+    # Equal scores: the earlier slot first, then the URL identity. (At rrf_k 2**60 a vote no longer
+    # fades within float precision: every slot is worth exactly 1.0.)
     tie = fuse([EngineList("a", 1.0, "global", "ia", rows("https://b.org/")),
-                EngineList("b", 1.0, "global", "ib", rows("https://a.org/"))], Settings(rrf_k=1e9),
+                EngineList("b", 1.0, "global", "ib", rows("https://a.org/"))], Settings(rrf_k=2.0 ** 60),
                lead_region="global", now=NOW)
+    assert [f.score for f in tie] == [1.0, 1.0]
     assert [f.url for f in tie] == ["https://b.org/", "https://a.org/"]
 
 
@@ -77,20 +80,57 @@ def test_same_index_votes_can_be_discounted():
 def test_one_engine_votes_once_for_a_url_however_it_spells_it():
     spellings = EngineList("a", 1.0, "global", "ia", [Row("x", "https://www.x.org/page", "", 1),
                                                       Row("y", "https://y.org/", "", 2),
-                                                      Row("x again", "http://x.org/page/", "", 3)])
+                                                      Row("x again", "http://x.org/page/", "", 3),
+                                                      Row("z", "https://z.org/", "", 4)])
     fused = fuse([spellings], Settings(), lead_region="global", now=NOW)
-    assert len(fused) == 2 and fused[0].url.endswith("x.org/page")
+    assert [f.url for f in fused] == ["https://www.x.org/page", "https://y.org/", "https://z.org/"]
     assert fused[0].votes == 1.0 and fused[0].engines == ["a"] and fused[0].positions == {"a": 1}
 
 
 def test_a_merged_row_keeps_its_earliest_date():
     early, late = date(2026, 11, 1), date(2026, 11, 28)
-    a = EngineList("a", 1.0, "global", "ia", [Row("t", "https://x.org/", "", 1, late)])
-    b = EngineList("b", 1.0, "global", "ib", [Row("t", "https://x.org/", "", 1, early)])
-    c = EngineList("c", 1.0, "global", "ic", [Row("t", "https://x.org/", "", 1, None)])
-    for order in ([a, b, c], [b, a, c], [c, a, b]):
-        fused = fuse(order, Settings(), lead_region="global", now=NOW, intent=intent_of("latest news"))[0]
+    # Interleaving orders engines by name at equal weight: each permutation of names is another order
+    # in which the dates arrive (undated first, latest first, earliest first, ...).
+    for names in itertools.permutations("abc"):
+        lists = [EngineList(name, 1.0, "global", f"i{name}", [Row("t", "https://x.org/", "", 1, when)])
+                 for name, when in zip(names, (late, early, None))]
+        fused = fuse(lists, Settings(), lead_region="global", now=NOW, intent=intent_of("latest news"))[0]
         assert fused.date == early and fused.freshness == freshness(early, NOW, 30)
+
+
+def test_a_merged_row_takes_the_complete_title_and_the_longer_snippet():
+    def merged(first: Row, second: Row) -> tuple[str, str]:
+        fused = fuse([EngineList("a", 1.0, "global", "ia", [first]), EngineList("b", 1.0, "global", "ib", [second])],
+                     Settings(), lead_region="global", now=NOW)
+        assert len(fused) == 1
+        return fused[0].title, fused[0].snippet
+
+    url = "https://docs.python.org/3/library/asyncio-task.html"
+    complete = "Coroutines and Tasks"
+    cut, cut_unicode = "Coroutines and Tasks — Python 3.14...", "Coroutines and Tasks — P…"
+    for truncated in (cut, cut_unicode):
+        # A complete title beats a longer truncated one, whichever engine gave it.
+        assert merged(Row(truncated, url, "", 1), Row(complete, url, "", 1))[0] == complete
+        assert merged(Row(complete, url, "", 1), Row(truncated, url, "", 1))[0] == complete
+    # Between complete titles the longer one; at equal quality the first engine's stays.
+    longer = "Coroutines and Tasks — Python 3.14 documentation"
+    assert merged(Row(complete, url, "", 1), Row(longer, url, "", 1))[0] == longer
+    assert merged(Row(longer, url, "", 1), Row(complete, url, "", 1))[0] == longer
+    assert merged(Row("Tasks and Coroutines", url, "", 1), Row(complete, url, "", 1))[0] == "Tasks and Coroutines"
+    # The longer snippet; at equal length the first engine's.
+    assert merged(Row(complete, url, "short", 1), Row(complete, url, "a longer one", 1))[1] == "a longer one"
+    assert merged(Row(complete, url, "a longer one", 1), Row(complete, url, "short", 1))[1] == "a longer one"
+    assert merged(Row(complete, url, "first", 1), Row(complete, url, "other", 1))[1] == "first"
+
+
+def test_rows_without_a_usable_url_are_skipped_not_the_rest_of_the_list():
+    engine = EngineList("a", 1.0, "global", "ia", [Row("a", "https://a.org/", "", 1),
+                                                   Row("js", "javascript:void(0)", "", 2),
+                                                   Row("rel", "/relative/page", "", 3),
+                                                   Row("b", "https://b.org/", "", 4)])
+    fused = fuse([engine], Settings(), lead_region="global", now=NOW)
+    assert [f.url for f in fused] == ["https://a.org/", "https://b.org/"]
+    assert fused[1].first_slot == 4  # the slot stays the engine's own place
 
 
 def test_lead_region_goes_first_in_every_round():
@@ -218,6 +258,18 @@ def test_a_query_that_is_only_a_name_makes_the_site_spelled_like_it_official():
                 intent=intent_of("bilibili"))[0].url == "https://www.reddit.com/r/bilibili"
 
 
+def test_a_name_makes_its_site_official_under_any_public_suffix_and_without_its_hyphens():
+    def top(query: str, *urls: str) -> str:
+        engine = EngineList("a", 1.0, "global", "ia", rows(*urls))
+        return fuse([engine], Settings(official_sites={}), lead_region="global", now=NOW, intent=intent_of(query))[0].url
+
+    assert top("T-Mobile", "https://www.reddit.com/r/tmobile", "https://www.t-mobile.com/") == "https://www.t-mobile.com/"
+    assert top("asahi", "https://en.wikipedia.org/wiki/Asahi", "https://www.asahi.co.jp/") == "https://www.asahi.co.jp/"
+    # Spelled like the name, not containing it.
+    assert top("asahi", "https://en.wikipedia.org/wiki/Asahi", "https://www.asahi-beer.co.jp/") == \
+        "https://en.wikipedia.org/wiki/Asahi"
+
+
 def test_query_subjects_and_official_domains():
     assert query_subject("Tauri v2") == "tauri" and query_subject("apple inc") == "apple"
     assert query_subject("What is Firecrawl?") == "firecrawl"
@@ -283,6 +335,7 @@ def test_freshness_curve():
     assert abs(freshness(date(2026, 11, 14), NOW, 30) - 0.5) < 1e-9
     assert freshness(None, NOW, 30) == 0.0 and freshness(date(2027, 6, 1), NOW, 30) == 0.0
     assert freshness(date(2026, 11, 30), NOW, 30) == 1.0  # tomorrow's date: a time zone, not an event
+    assert freshness(date(2026, 12, 1), NOW, 30) == 0.0  # the day after: an event
 
 
 def test_cjk_gate_units():
