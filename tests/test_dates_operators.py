@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import pytest
 
 from engines.dates import leading_date, parse_date
-from plugin.pipeline.operators import parse_operators
+from plugin.pipeline.operators import native_range_for, parse_operators
 
 NOW = datetime(2026, 11, 29, 12, 0)
 
@@ -72,3 +72,35 @@ def test_negated_and_or_grouped_sites_become_domain_lists():  # issue 15; more i
 def test_explicit_arguments_win():
     ops = parse_operators("rust past week", site="rust-lang.org", time_range="month", now=NOW)
     assert ops.site == "rust-lang.org" and ops.time_range == "month"
+
+
+@pytest.mark.parametrize(("query", "oldest_kept"), [
+    ("rust news past 24 hours", date(2026, 11, 28)),
+    ("rust news past week", date(2026, 11, 22)),
+    ("rust news 最近一个月", date(2026, 10, 29)),  # 31 days: a calendar month back, whatever its length
+    ("rust news this year", date(2025, 11, 28)),  # 366 days, so a leap year's day does not fall out
+])
+def test_a_time_range_keeps_rows_back_to_its_length_and_no_further(query, oldest_kept):
+    from engines import ENGINES
+    from engines.base import Row
+    from plugin.pipeline.filters import survivors
+    from plugin.pipeline.plan import make_plan
+    from plugin.settings import Settings
+
+    plan = make_plan(Settings(), query, now=NOW)
+    assert plan.operators.window_start(NOW) == oldest_kept
+    rows = [Row("rust news", f"https://news.example.com/{n}", "rust news", n, oldest_kept - timedelta(days=n))
+            for n in range(3)]
+    kept, _, _ = survivors(ENGINES["bing"], rows, plan)
+    assert [row.date for row in kept] == [oldest_kept]
+
+
+@pytest.mark.parametrize(("since", "native"), [
+    (date(2026, 11, 29), "day"), (date(2026, 11, 28), "week"), (date(2026, 11, 23), "week"),
+    (date(2026, 11, 22), "month"), (date(2026, 10, 30), "month"), (date(2026, 10, 29), "year"),
+    (date(2025, 11, 29), "year"), (date(2025, 11, 28), None),
+])
+def test_a_since_year_is_passed_natively_as_the_tightest_range_that_holds_it(since, native):
+    # An engine's "past week" is counted back from the moment of the search, so it may not reach the
+    # whole of the 7th day back: the range passed natively must hold `since` with a day to spare.
+    assert native_range_for(since, NOW) == native
