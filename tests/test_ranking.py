@@ -33,6 +33,27 @@ def test_weighted_round_robin_gives_weight_two_two_slots_a_round():
     assert order[:6] == [("a", 1), ("a", 2), ("b", 1), ("a", 3), ("a", 4), ("b", 2)]
 
 
+def test_an_engine_whose_list_runs_out_mid_round_gives_what_it_has_and_the_round_goes_on():
+    # Weight 2 takes two slots a round; with three rows the second round has only one left to give.
+    a = EngineList("a", 2.0, "global", "ia", rows("https://a1.org/", "https://a2.org/", "https://a3.org/"))
+    b = EngineList("b", 1.0, "global", "ib", rows("https://b1.org/", "https://b2.org/", "https://b3.org/"))
+    order = [(lst.engine, row.position) for lst, row in interleave([a, b], "global", 1.0)]
+    assert order == [("a", 1), ("a", 2), ("b", 1), ("a", 3), ("b", 2), ("b", 3)]
+
+
+def test_a_weight_within_float_tolerance_of_one_takes_a_slot_every_round():
+    # Credit adds up in floats (ten rounds of 0.1 make 0.9999999999999999): a slot is earned within
+    # 1e-9 of a whole one, so an engine weighted 1 - 1e-9 keeps pace with one weighted 1.
+    a = EngineList("a", 1.0, "global", "ia", rows("https://a1.org/", "https://a2.org/"))
+    b = EngineList("b", 1.0 - 1e-9, "global", "ib", rows("https://b1.org/", "https://b2.org/"))
+    assert [row.url for _, row in interleave([a, b], "global", 1.0)] == [
+        "https://a1.org/", "https://b1.org/", "https://a2.org/", "https://b2.org/"]
+    tenth = EngineList("c", 0.1, "global", "ic", rows("https://c1.org/"))
+    many = EngineList("d", 1.0, "global", "id", rows(*[f"https://d{i}.org/" for i in range(1, 12)]))
+    order = [row.url for _, row in interleave([tenth, many], "global", 1.0)]
+    assert order.index("https://c1.org/") == 10  # after d's tenth row, in the tenth round
+
+
 def test_lead_region_goes_first_and_other_region_still_contributes():
     cn = EngineList("bing-cn", 1.0, "cjk", "bing", rows("https://cn1.cn/", "https://cn2.cn/"))
     web = EngineList("bing", 1.0, "global", "bing2", rows("https://g1.org/", "https://g2.org/"))
