@@ -6,6 +6,8 @@
 - `robots`: robots.txt as RFC 9309 says, verdicts cached in the state store.
 - `documents`: bytes to text by content type; `extract` (HTML main text), `markdown` (rendering),
   `pdf` (PDF text).
+- `attach`: search's `read=N`, the top rows' text within the search's deadline and one character budget;
+  `sent` (page text an engine sent with its rows, made like a read page).
 
 Nothing here is imported by `plugin.search`'s start-up path; trafilatura, lxml and pypdf load on the
 first read.
