@@ -363,7 +363,6 @@ async def test_config_masks_proxy_credentials_and_secret_headers():
 
 @pytest.mark.parametrize("env", [{"METASEARCH_PROXY": f"ftp://agent:{PASSWORD}@proxy:21"},
                                  {"METASEARCH_PROXY": "http://"},
-                                 {"METASEARCH_PROXIES": json.dumps({"nosuch": "http://proxy:3128"})},
                                  {"METASEARCH_EXTRA_HEADERS": json.dumps({"X-Evil": "a\r\nHost: b"})}])
 async def test_bad_proxy_or_header_settings_are_invalid_parameter(env):
     code, out, _ = await run_cli("search", "python", "--json", env=env)
@@ -427,3 +426,13 @@ def test_proxy_choice_order_and_scheme(monkeypatch):
     monkeypatch.setenv("NO_PROXY", ".bing.com")
     assert choose("https://www.bing.com/", proxy="http://set:1", per_engine=per_engine) is None  # NO_PROXY wins
     assert choose("https://www.baidu.com/s", "mojeek", proxy="http://set:1") == "http://set:1"
+
+
+async def test_a_proxy_for_an_unknown_engine_is_unknown_engine():
+    # Like every other per-engine setting: a typo in the engine name is named, with its likely meaning.
+    env = {"METASEARCH_PROXIES": json.dumps({"bign": f"http://agent:{PASSWORD}@proxy:3128"})}
+    code, out, _ = await run_cli("search", "python", "--json", env=env)
+    error = json.loads(out)["error"]
+    assert code == 2 and error["code"] == "unknown_engine"
+    assert "bign" in error["message"] and "bing" in error["message"]
+    assert PASSWORD not in out
