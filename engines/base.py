@@ -70,7 +70,8 @@ class EngineFacts:
     # The engine has a news vertical it searches when SearchOptions.category is "news"; an engine
     # without one is skipped by the pipeline for news ("skipped: no news vertical").
     news: bool = False
-    # The engine serves SearchOptions.page beyond the first, up to max_page (None: no known limit).
+    # The engine serves SearchOptions.page beyond the first, up to max_page (None: no known limit); a page
+    # it cannot serve is not asked for (it would repeat page 1 or waste a request): see missing_page.
     paging: bool = False
     max_page: int | None = None
     description: str = ""
@@ -81,6 +82,16 @@ class EngineFacts:
     @property
     def honours_safesearch(self) -> bool:
         return bool(self.safesearch_levels)
+
+    def missing_page(self, page: int) -> str | None:
+        """Why the engine cannot serve result page `page` (the pipeline's `skipped` detail), else None."""
+        if page <= 1:
+            return None
+        if not self.paging:
+            return f"no page {page}"
+        if self.max_page is not None and page > self.max_page:
+            return f"no page {page} (last page {self.max_page})"
+        return None
 
     def honours_region(self, region: str | None) -> bool:
         """Whether the engine serves this region as asked (a region tag of engines.regions)."""
@@ -351,11 +362,7 @@ class Engine:
                 notes.append("domain lists not supported by the engine; rows filtered by URL")
         elif allowed and not facts.native_site:
             notes.append("site: not supported by the engine; rows filtered by URL")
-        if options.page > 1:
-            if not facts.paging:
-                notes.append(f"page {options.page} not supported by the engine")
-            elif facts.max_page is not None and options.page > facts.max_page:
-                notes.append(f"page {options.page} beyond the engine's last page ({facts.max_page})")
+        # A page the engine cannot serve is no note: the engine is not asked (EngineFacts.missing_page).
         return notes
 
 

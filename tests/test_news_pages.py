@@ -5,6 +5,7 @@ news rows keep their source and freshness counts for them; page n never repeats 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -17,11 +18,13 @@ from engines.base import Row
 from plugin.errors import SearchError
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
-from standins import bing_page, page, sequence
+from standins import bing_page, ddg_page, page, sequence
 
 NOW = datetime(2026, 11, 29, 12, 0, 0)
 ROWS = [(f"Python asyncio guide {i}", f"https://site{i}.example.org/asyncio", f"python asyncio part {i}")
         for i in range(1, 9)]
+DDG_ROWS = [(f"Python asyncio tips {i}", f"https://tips{i}.example.com/asyncio", f"python asyncio tip {i}")
+            for i in range(1, 5)]
 
 
 def searcher(endpoints: dict[str, str], **settings) -> Searcher:
@@ -122,6 +125,47 @@ async def test_page_three_asked_first_works_out_the_earlier_pages(standins):
     assert [len(urls(r)) for r in (one, two, three)] == [3, 3, 2]
     everything = urls(one) + urls(two) + urls(three)
     assert len(set(everything)) == len(everything) == 8  # ...and the three pages share no URL
+
+
+def tavily_body(count: int) -> bytes:
+    return json.dumps({"results": [{"title": f"Python asyncio notes {i}", "url": f"https://notes{i}.example.net/",
+                                    "content": f"python asyncio note {i}"} for i in range(1, count + 1)]}).encode()
+
+
+async def test_an_engine_is_not_asked_for_a_page_beyond_its_last(standins):
+    # Tavily has no offset and at most 20 results: its last page is 2. Asked for page 3 it would only
+    # repeat what it has, so it is not asked and says why, like an engine without a news vertical.
+    bing = await standins(page(bing_page(ROWS)))
+    tavily = await standins(page(tavily_body(20), content_type="application/json"))
+    s = searcher({"bing": bing.url, "tavily": tavily.url}, limit=3, tavily_api_key="tavily-key-123456")
+    three = await s.search("python asyncio", page=3)  # pages 1 and 2 are run on the way
+    asked = (len(tavily.requests), len(bing.requests))
+    two = await s.search("python asyncio", page=2)  # (the answer cache is off: asked again)
+    await s.close()
+    status = {report.name: (report.status, report.detail) for report in three.engines}
+    assert status["tavily"] == ("skipped", "no page 3 (last page 2)")
+    assert status["bing"][0] == "ok"
+    assert {report.name: report.status for report in two.engines} == {"bing": "ok", "tavily": "ok"}
+    assert asked == (2, 3)  # Tavily was asked for pages 1 and 2 only
+    assert not three.partial and urls(three)
+    assert set(urls(three)).isdisjoint(urls(two))
+
+
+async def test_page_two_skips_an_engine_that_cannot_page(standins, monkeypatch):
+    # Every built-in scraped engine pages; one that did not (paging=False) would serve its page 1 again.
+    ddg = ENGINES["duckduckgo-html"]
+    monkeypatch.setattr(ddg, "facts", dataclasses.replace(ddg.facts, paging=False))
+    bing = await standins(sequence(page(bing_page(ROWS[:4])), page(bing_page(ROWS[4:8]))))
+    duck = await standins(page(ddg_page(DDG_ROWS)))
+    s = searcher({"bing": bing.url, "duckduckgo-html": duck.url}, limit=4)
+    one = await s.search("python asyncio")
+    two = await s.search("python asyncio", page=2)
+    await s.close()
+    assert {report.name: (report.status, report.detail) for report in two.engines}["duckduckgo-html"] == (
+        "skipped", "no page 2")
+    assert len(duck.requests) == 1 and len(bing.requests) == 2  # DuckDuckGo asked for page 1 only
+    assert not two.partial and urls(two)
+    assert set(urls(one)).isdisjoint(urls(two))
 
 
 async def test_another_query_or_filter_has_pages_of_its_own(standins):

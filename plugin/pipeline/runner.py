@@ -121,6 +121,9 @@ class EngineRunner:
             return EngineRun(engine, tier, "disabled", detail=reason)
         if plan.category == "news" and not engine.facts.news:
             return EngineRun(engine, tier, "skipped", detail="no news vertical")
+        missing = engine.facts.missing_page(plan.page)
+        if missing:  # asking anyway would repeat its page 1 (or waste a request)
+            return EngineRun(engine, tier, "skipped", detail=missing)
         upstream = self.settings.upstream(engine.name)
         if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
             answer = await self.answers.get(engine, plan.operators.text, options)

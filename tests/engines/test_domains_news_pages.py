@@ -6,6 +6,7 @@ Baidu and its news vertical), else on bodies in each API's documented response f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import date
 
@@ -195,13 +196,21 @@ def test_apis_without_offsets_skip_the_earlier_pages():
     assert [(r.position, r.url) for r in rows[:2]] == [(11, "https://example.org/10"), (12, "https://example.org/11")]
     assert len(rows) == 10
     assert _parse("tavily", {"results": results[:10]}, page=2).status == "empty"
-    assert ENGINES["tavily"].ignored_options(SearchOptions(page=3)) == ["page 3 beyond the engine's last page (2)"]
+    assert ENGINES["tavily"].facts.missing_page(2) is None
+    assert ENGINES["tavily"].facts.missing_page(3) == "no page 3 (last page 2)"
 
 
-def test_engines_without_paging_say_so():
+def test_a_page_an_engine_cannot_serve_is_named():
+    # The pipeline skips the engine with this detail (tests/test_news_pages.py); no page is missing on page 1.
     for name, engine in ENGINES.items():
-        notes = engine.ignored_options(SearchOptions(page=2))
-        assert (notes == ["page 2 not supported by the engine"]) == (not engine.facts.paging), name
+        facts = engine.facts
+        assert facts.missing_page(1) is None, name
+        assert (facts.missing_page(2) == "no page 2") == (not facts.paging), name
+        last = facts.max_page if facts.paging and facts.max_page else None
+        assert (facts.missing_page(11) is None) == (facts.paging and last is None), name
+        assert engine.ignored_options(SearchOptions(page=2)) == [], name  # skipped, not noted
+    cannot = dataclasses.replace(ENGINES["bing"].facts, paging=False)
+    assert [cannot.missing_page(n) for n in (1, 2, 3)] == [None, "no page 2", "no page 3"]
 
 
 def test_serper_and_brave_api_positions_continue():
