@@ -558,8 +558,8 @@ class Settings(BaseSettings):
     def _region_is_in_the_vocabulary(cls, value: str | None) -> str | None:
         from plugin.pipeline.locale import check_region
 
-        try:
-            return check_region(value)
+        try:  # a config file's or variable's stray spaces are forgiven; a tool argument must match the schema
+            return check_region(value.strip() if isinstance(value, str) else value)
         except SearchError as exc:
             raise ValueError(exc.message) from None
 

@@ -9,6 +9,7 @@ An explicit `region` always wins over `user_location`.
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 from engines.regions import REGIONS, country_of, region_tag
@@ -46,12 +47,20 @@ def _by_country() -> dict[str, str]:
 
 REGION_OF_COUNTRY: Mapping[str, str] = _by_country()
 
+# How a caller may spell a region: language, an optional script subtag (zh-Hans-CN), country; "-" or "_"
+# between them, any case. The tool schemas advertise this very pattern (plugin.surfaces.schemas), so
+# whatever check_region reads passes the schema; a well-formed tag outside REGIONS passes the schema and
+# is still invalid_parameter here (the vocabulary itself would make the schema ~2,500 characters long).
+# Written for ECMA-262 and Rust regexes alike (JSON Schema validators, pydantic).
+REGION_PATTERN = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z]{4})?[-_][A-Za-z]{2}$"
+
 
 def check_region(raw: object) -> str | None:
     """A region of the vocabulary in its spelling ("en_us" -> "en-US"), else `invalid_parameter`."""
     if raw is None or raw == "":
         return None
-    tag = region_tag(raw.strip()) if isinstance(raw, str) else ""
+    # fullmatch: Python's `$` would also match before a final newline, which the schema's validators refuse.
+    tag = region_tag(raw) if isinstance(raw, str) and re.fullmatch(REGION_PATTERN, raw) else ""
     if tag not in REGIONS:
         raise SearchError(INVALID_PARAMETER, f"region must be a language-COUNTRY tag such as en-US, de-DE or zh-CN "
                                              f"(one of {len(REGIONS)}), got {str(raw)[:40]!r}", parameter="region")

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engines import ENGINES
 from plugin.models import FetchResponse, SearchResponse
+from plugin.pipeline.locale import REGION_PATTERN
 
 TOOL_NAME = "web_search"
 TOOL_DESCRIPTION = (
@@ -41,7 +42,7 @@ class WebSearchArgs(BaseModel):
         None, description="Engines to ask (default: every enabled engine).")
     region: str | None = Field(None, description="Region/language (language-COUNTRY) such as en-US, de-DE or zh-CN; "
                                                  "an engine that cannot serve it says so in its detail.",
-                               pattern=r"^[A-Za-z]{2,3}[-_][A-Za-z]{2}$")
+                               pattern=REGION_PATTERN)
     time_range: Literal["day", "week", "month", "year"] | None = Field(None, description="Only recent results.")
     site: str | None = Field(None, description="Only results from this domain, e.g. python.org.")
     allowed_domains: list[str] | None = Field(
