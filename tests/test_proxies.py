@@ -120,6 +120,7 @@ class Socks5Proxy:
 
     credentials: tuple[str, str] | None = None
     seen: list[tuple[str | None, str, str, int]] = field(default_factory=list)
+    first_bytes: list[bytes] = field(default_factory=list)  # the client's first chunk through each tunnel
     server: asyncio.AbstractServer | None = None
     port: int = 0
 
@@ -174,7 +175,9 @@ class Socks5Proxy:
             self.seen.append((user, kind, host, port))
             writer.write(b"\x05\x00\x00\x01" + bytes(4) + b"\x00\x00")
             await writer.drain()
-            await relay(reader, writer, "127.0.0.1" if host == "localhost" else host, port)
+            first = await reader.read(65536)  # HTTP and TLS alike: the client speaks first
+            self.first_bytes.append(first)
+            await relay(reader, writer, "127.0.0.1" if host == "localhost" else host, port, first)
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
@@ -269,6 +272,41 @@ async def test_socks5h_leaves_name_resolution_to_the_proxy(standins, proxies):
     response = await search(bing_settings(local, proxy=proxy.url(scheme="socks5h")))
     assert response.engines[0].status == "ok"
     assert proxy.seen == [(None, "domain", "localhost", int(bing.url.rsplit(":", 1)[1]))]
+
+
+async def test_https_goes_through_the_socks5_proxy_encrypted(proxies, tmp_path):
+    # The proxy carries TLS end to end: it sees a handshake, never the request; the certificate is checked
+    # for the name asked (the IP for socks5, the host name the proxy resolves for socks5h).
+    pytest.importorskip("aiohttp_socks")
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(server_context)
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    bing = TlsStandIn(page(bing_page(ROWS)))
+    bing.ssl_context = server_context
+    await bing.start()
+    proxy = await proxies(Socks5Proxy, credentials=("agent", PASSWORD))
+    by_name = bing.url.replace("127.0.0.1", "localhost")
+    try:
+        direct_ip = await search(bing_settings(bing.url, proxy=proxy.url("agent", PASSWORD), ca_file=ca_file))
+        remote_dns = await search(bing_settings(by_name, proxy=proxy.url("agent", PASSWORD, scheme="socks5h"),
+                                                ca_file=ca_file))
+        untrusted = await search(bing_settings(bing.url, proxy=proxy.url("agent", PASSWORD), cooldown_timeout_s=0))
+    finally:
+        await bing.stop()
+    for response in (direct_ip, remote_dns):
+        assert response.engines[0].status == "ok" and len(response.results) == 2
+    port = int(bing.url.rsplit(":", 1)[1])
+    assert proxy.seen == [("agent", "ipv4", "127.0.0.1", port), ("agent", "domain", "localhost", port),
+                          ("agent", "ipv4", "127.0.0.1", port)]
+    assert [first[:1] for first in proxy.first_bytes] == [b"\x16"] * 3  # TLS handshake records...
+    assert not any(b"/search" in first or b"python" in first for first in proxy.first_bytes)  # ...no request
+    # Without the test CA the stand-in's certificate is refused: TLS is really checked through the tunnel.
+    assert untrusted.engines[0].status == "error" and "CERTIFICATE_VERIFY_FAILED" in untrusted.engines[0].detail
+    assert not untrusted.results
+    assert len(bing.requests) == 2
 
 
 async def test_per_engine_proxy_overrides_the_shared_one(standins, proxies):
