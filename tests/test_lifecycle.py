@@ -64,6 +64,38 @@ async def test_a_follow_up_carries_the_cookies_of_its_own_exchange_only(standins
     assert paths == [("/", None), ("/sp/search", "sp_session=s1"), ("/", None), ("/sp/search", "sp_session=s2")]
 
 
+# ----- no submodule shadows a public name -----
+SHADOW_CHECK = """
+import importlib, pkgutil, types
+import plugin
+for module in pkgutil.walk_packages(plugin.__path__, "plugin."):
+    importlib.import_module(module.name)
+from plugin import search, search_sync
+print([name for name in plugin.__all__ if isinstance(getattr(plugin, name), types.ModuleType)], callable(search),
+      callable(search_sync))
+"""
+
+
+def test_no_submodule_shadows_a_public_name():
+    """`from plugin.search import Searcher; from plugin import search` gave the module (importing a submodule
+    sets it on the package, over the public name). With every submodule imported first, in a fresh
+    interpreter, each public name is still the API's object."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pkgutil
+
+    import plugin
+
+    assert not {module.name for module in pkgutil.iter_modules(plugin.__path__)} & set(plugin.__all__)
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", SHADOW_CHECK], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "[] True True", out.stdout
+
+
 # ----- search_sync inside a running loop -----
 async def test_search_sync_works_inside_a_running_event_loop(standins_sync):
     """Jupyter and async agent frameworks call it with a loop running: no RuntimeError from
