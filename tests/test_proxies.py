@@ -63,9 +63,10 @@ class HttpProxy:
     seen: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     server: asyncio.AbstractServer | None = None
     port: int = 0
+    ssl_context: ssl.SSLContext | None = None  # set: an https:// proxy (TLS between client and proxy)
 
     async def start(self) -> "HttpProxy":
-        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0, ssl=self.ssl_context)
         self.port = self.server.sockets[0].getsockname()[1]
         return self
 
@@ -249,6 +250,29 @@ async def test_https_goes_through_a_connect_tunnel(proxies, tmp_path):
     assert response.engines[0].status == "ok" and len(response.results) == 2
     port = bing.url.rsplit(":", 1)[1]
     assert [(m, t) for m, t, _ in proxy.seen] == [("CONNECT", f"127.0.0.1:{port}")]  # a tunnel, not a read
+    assert len(bing.requests) == 1
+
+
+async def test_an_https_proxy_is_reached_over_tls(standins, proxies, tmp_path):
+    # https:// proxy: the client talks TLS to the proxy itself (checked against ca_file), credentials inside it.
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    proxy_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(proxy_context)
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    bing = await standins(page(bing_page(ROWS)))
+    proxy = await proxies(HttpProxy, credentials=("agent", PASSWORD), ssl_context=proxy_context)
+    assert proxy.url().startswith("http://")
+    secure = proxy.url("agent", PASSWORD, scheme="https")
+    response = await search(bing_settings(bing.url, proxy=secure, ca_file=ca_file))
+    untrusted = await search(bing_settings(bing.url, proxy=secure, cooldown_timeout_s=0))
+    assert response.engines[0].status == "ok" and len(response.results) == 2
+    [(method, target, headers)] = proxy.seen  # the untrusted attempt never got past the handshake
+    assert method == "GET" and target.startswith(f"{bing.url}/search?")
+    assert headers["proxy-authorization"] == "Basic " + base64.b64encode(f"agent:{PASSWORD}".encode()).decode()
+    assert untrusted.engines[0].status == "error" and "CERTIFICATE_VERIFY_FAILED" in untrusted.engines[0].detail
+    assert PASSWORD not in untrusted.engines[0].detail
     assert len(bing.requests) == 1
 
 
