@@ -447,6 +447,20 @@ async def test_user_agent_and_extra_headers_replace_the_engines_defaults(standin
     assert list(map(str.lower, headers)).count("accept-language") == 1  # replaced, not doubled
 
 
+def test_every_engine_has_a_default_identity_of_its_kind():
+    # Scraped engines look like the desktop browser their page is made for; APIs (and Wikimedia, whose
+    # policy asks for it) get a descriptive metasearch/ User-Agent. user_agent replaces either.
+    from engines import ENGINES
+    from engines.base import SearchOptions
+    from engines.browser import USER_AGENT
+
+    options = SearchOptions(api_key="k", base_url="http://127.0.0.1:8888")
+    for name, engine in ENGINES.items():
+        agent = engine.build("q", options).headers.get("User-Agent", "")
+        api = bool(engine.facts.key_env or engine.facts.url_env) or name == "wikipedia"
+        assert agent.startswith("metasearch/") if api else agent == USER_AGENT, name
+
+
 def test_settings_errors_and_repr_never_quote_proxy_credentials():
     from plugin.errors import SearchError
 
