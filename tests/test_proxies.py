@@ -254,26 +254,38 @@ async def test_https_goes_through_a_connect_tunnel(proxies, tmp_path):
 
 
 async def test_an_https_proxy_is_reached_over_tls(standins, proxies, tmp_path):
-    # https:// proxy: the client talks TLS to the proxy itself (checked against ca_file), credentials inside it.
+    # https:// proxy: the client talks TLS to the proxy itself (checked against ca_file), credentials inside
+    # it; an https target is then a CONNECT tunnel inside that TLS (TLS in TLS).
     trustme = pytest.importorskip("trustme")
     ca = trustme.CA()
-    proxy_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(proxy_context)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
     ca_file = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(ca_file))
     bing = await standins(page(bing_page(ROWS)))
-    proxy = await proxies(HttpProxy, credentials=("agent", PASSWORD), ssl_context=proxy_context)
+    secure_bing = TlsStandIn(page(bing_page(ROWS)))
+    secure_bing.ssl_context = context
+    await secure_bing.start()
+    proxy = await proxies(HttpProxy, credentials=("agent", PASSWORD), ssl_context=context)
     assert proxy.url().startswith("http://")
     secure = proxy.url("agent", PASSWORD, scheme="https")
-    response = await search(bing_settings(bing.url, proxy=secure, ca_file=ca_file))
-    untrusted = await search(bing_settings(bing.url, proxy=secure, cooldown_timeout_s=0))
-    assert response.engines[0].status == "ok" and len(response.results) == 2
-    [(method, target, headers)] = proxy.seen  # the untrusted attempt never got past the handshake
+    try:
+        response = await search(bing_settings(bing.url, proxy=secure, ca_file=ca_file))
+        tunnelled = await search(bing_settings(secure_bing.url, proxy=secure, ca_file=ca_file))
+        untrusted = await search(bing_settings(bing.url, proxy=secure, cooldown_timeout_s=0))
+    finally:
+        await secure_bing.stop()
+    for answer in (response, tunnelled):
+        assert answer.engines[0].status == "ok" and len(answer.results) == 2
+    # The untrusted attempt never got past the handshake with the proxy.
+    [(method, target, headers), (tunnel, endpoint, tunnel_headers)] = proxy.seen
     assert method == "GET" and target.startswith(f"{bing.url}/search?")
-    assert headers["proxy-authorization"] == "Basic " + base64.b64encode(f"agent:{PASSWORD}".encode()).decode()
+    assert (tunnel, endpoint) == ("CONNECT", secure_bing.url.removeprefix("https://"))
+    expected = "Basic " + base64.b64encode(f"agent:{PASSWORD}".encode()).decode()
+    assert headers["proxy-authorization"] == tunnel_headers["proxy-authorization"] == expected
     assert untrusted.engines[0].status == "error" and "CERTIFICATE_VERIFY_FAILED" in untrusted.engines[0].detail
     assert PASSWORD not in untrusted.engines[0].detail
-    assert len(bing.requests) == 1
+    assert len(bing.requests) == 1 and len(secure_bing.requests) == 1
 
 
 # ----- SOCKS5 proxy -----
