@@ -117,6 +117,17 @@ async def test_cooldown_skips_escalates_and_resets(standins):
     await s.close()
 
 
+async def test_a_zero_window_says_no_cooldown(standins):
+    engine = await standins(page("unavailable", status=503))
+    s = searcher({"bing": engine.url}, cooldown_timeout_s=0)
+    response = await s.search("python release notes")
+    await s.close()
+    detail = response.engines[0].detail
+    assert response.engines[0].status == "error" and "HTTP 503" in detail
+    assert "cooling down" not in detail, detail  # was "cooling down -0s"
+
+
+
 async def test_cooldown_windows_depend_on_the_failure_and_honour_retry_after(standins):
     limited = await standins(page("slow down", status=429, headers={"Retry-After": "7200"}))
     captcha = await standins(page('<html><body><div class="captcha"><div class="captcha_header">One last step'

@@ -181,7 +181,10 @@ class EngineRunner:
         return run
 
     def _with_window(self, detail: str, entry) -> str:
-        return (detail + "; " if detail else "") + f"cooling down {entry.until - self.cooldowns.clock():.0f}s"
+        left = entry.until - self.cooldowns.clock()
+        if left < 0.5:  # a zero window (e.g. cooldown_timeout_s=0) benches nothing: say nothing of one
+            return detail
+        return (detail + "; " if detail else "") + f"cooling down {left:.0f}s"
 
     async def conclude(self, plan: SearchPlan, runs: list[EngineRun]) -> list[str]:
         """End of the search's own engine runs: offline (every engine tried failed to connect, at least two
