@@ -13,6 +13,8 @@ EngineStatus = Literal[
 ]
 # Statuses that mean the engine failed us (they start or extend a cooldown).
 FAILURE_STATUSES: frozenset[str] = frozenset({"timeout", "error", "blocked", "ratelimited"})
+# Statuses that mean the engine answered, whether or not any row survived the gate.
+ANSWERED_STATUSES: frozenset[str] = frozenset({"ok", "empty", "irrelevant"})
 
 
 class ReadFailure(BaseModel):

@@ -29,8 +29,7 @@ from plugin.bench.replay import Cassette, Recordings, RecordingTransport, Replay
 from plugin.pipeline.searcher import EngineRun, Searcher, SearchPlan
 from plugin.settings import KEY_FIELDS, Settings
 from plugin.infra.state import MemoryState
-
-USABLE = ("ok", "empty", "irrelevant")
+from plugin.models import ANSWERED_STATUSES
 
 
 def replay_settings(settings: Settings, recorded: Iterable[str]) -> Settings:
@@ -264,7 +263,7 @@ async def record_query(query: JudgedQuery, fixtures: Path, settings: Settings,
         fresh = new_by_engine.get(name, [])
         status = statuses.get(name)
         old = [ex for ex in previous.exchanges if ex.engine == name] if previous else []
-        if fresh and status in USABLE:
+        if fresh and status in ANSWERED_STATUSES:
             exchanges.extend(fresh)
             final_statuses[name] = status
         elif old:
@@ -273,7 +272,7 @@ async def record_query(query: JudgedQuery, fixtures: Path, settings: Settings,
                 kept_previous[name] = f"new answer was {status}; previous recording kept"
         elif fresh and status is not None:
             kept_previous[name] = f"answered {status}; nothing recorded (no usable previous recording)"
-    usable = any(statuses.get(name) in USABLE and new_by_engine.get(name) for name in ENGINES)
+    usable = any(statuses.get(name) in ANSWERED_STATUSES and new_by_engine.get(name) for name in ENGINES)
     cassette = Cassette(query=query.query, recorded_at=now, exchanges=exchanges, statuses=final_statuses,
                         query_id=query.id)
     written = False

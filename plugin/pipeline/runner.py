@@ -26,7 +26,7 @@ from plugin.infra.logs import get_logger
 from plugin.infra.state import State
 from plugin.infra.secrets import redact
 from plugin.infra.transport import Transport, TransportError
-from plugin.models import FAILURE_STATUSES, EngineReport
+from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, EngineReport
 from plugin.pipeline.answers import Answer, AnswerCache
 from plugin.pipeline.filters import judge
 from plugin.pipeline.plan import SearchPlan, engine_options
@@ -193,7 +193,7 @@ class EngineRunner:
         network = plan.network
         network.concluded = True
         tried = [run for run in runs
-                 if run.status in FAILURE_STATUSES or run.status in ("ok", "empty", "irrelevant", "late")]
+                 if run.status in FAILURE_STATUSES or run.status in ANSWERED_STATUSES or run.status == "late"]
         if not network.reached and len(tried) >= 2 and all(run.unreachable for run in tried):
             network.held.clear()
             for run in tried:

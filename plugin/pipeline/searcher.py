@@ -31,7 +31,7 @@ from plugin.infra.logs import register_secrets
 from plugin.infra.state import State, collecting_problems, open_state
 from plugin.infra.secrets import redact
 from plugin.infra.transport import Transport
-from plugin.models import FAILURE_STATUSES, ResultRow, SearchResponse
+from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity
 from plugin.pipeline import pages
@@ -44,10 +44,6 @@ from plugin.pipeline.runner import EngineRun, EngineRunner
 from plugin.pipeline.tiers import Flights, Tiers
 from plugin.pipeline.sanitize import clean_snippet, clean_title
 from plugin.settings import Settings
-
-
-# Engine statuses that are an answer (the engine was asked, now or within the cache's lifetime).
-ANSWERED = frozenset({"ok", "empty", "irrelevant"})
 
 
 class Searcher:
@@ -227,7 +223,7 @@ class Searcher:
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
             # Every engine answer from the cache (none asked now); a response without answers is not "cached".
-            cached=any(run.cached for run in runs) and all(run.cached for run in runs if run.status in ANSWERED),
+            cached=any(run.cached for run in runs) and all(run.cached for run in runs if run.status in ANSWERED_STATUSES),
         )
         response = self._without_secrets(response)
         await self.remember_page(plan, query_key, response, runs)

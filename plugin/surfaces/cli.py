@@ -23,8 +23,6 @@ EXIT_BAD_INPUT = 2
 EXIT_NO_ENGINE = 3
 EXIT_INTERNAL = 4
 EXIT_PAGE_UNAVAILABLE = 3  # `metasearch fetch`: the page could not be had (refused, failed, unreadable)
-# Engine statuses that mean the engine answered (whether or not anything survived).
-ANSWERED = ("ok", "empty", "irrelevant")
 
 
 class UsageError(Exception):
@@ -58,9 +56,11 @@ def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | 
 
 def search_exit_status(response) -> int:
     """0 rows returned, 1 engines answered but nothing relevant, 3 no engine could answer."""
+    from plugin.models import ANSWERED_STATUSES  # loaded already: the response is one of its models
+
     if response.results:
         return EXIT_OK
-    if any(report.status in ANSWERED for report in response.engines):
+    if any(report.status in ANSWERED_STATUSES for report in response.engines):
         return EXIT_NO_RESULTS
     return EXIT_NO_ENGINE
 
@@ -224,6 +224,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     _configure_logging(settings, args.verbose)
     if endpoints:
         settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
+    from plugin.models import ANSWERED_STATUSES
     from plugin.pipeline.searcher import Searcher
 
     transport = None
@@ -262,7 +263,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
             await searcher.close()
 
     response = asyncio.run(run())
-    if args.replay and not any(report.status in ANSWERED for report in response.engines) and all(
+    if args.replay and not any(report.status in ANSWERED_STATUSES for report in response.engines) and all(
             report.status in ("skipped", "disabled") for report in response.engines):
         recorded = recordings.queries()
         print(f"metasearch: nothing in {args.replay} was recorded for {query!r}; recorded queries: "
