@@ -48,6 +48,7 @@ from typing import Sequence
 
 from engines.base import Row
 from plugin.pipeline.canonical import canonical_url, host_of, identity, registrable_domain
+from plugin.pipeline.domains import within
 from plugin.pipeline.intent import Intent
 from plugin.settings import Settings
 
@@ -82,15 +83,11 @@ class Fused:
     content: str | None = None  # page text an engine sent with the row (Exa, Firecrawl), for read=N
 
 
-def _within(host: str, domains: Sequence[str]) -> bool:
-    return any(host == d or host.endswith("." + d) for d in domains)
-
-
 def is_authority(host: str, domain: str, intent: Intent, settings: Settings) -> bool:
     """Whether a row's site is official for this query (see the module docstring)."""
-    if _within(host, intent.official):
+    if within(host, intent.official):
         return True
-    if intent.reference and _within(host, settings.authority_domains):
+    if intent.reference and within(host, settings.authority_domains):
         return True
     if settings.official_from_name and intent.subject and \
             domain.split(".", 1)[0].replace("-", "") == intent.subject:
