@@ -40,7 +40,7 @@ from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, text_of
 from engines.redirects import unwrap
-from engines.scraped import ScrapedEngine
+from engines.scraped import ScrapedEngine, absolute_http
 
 URL = "https://www.baidu.com/s"
 
@@ -161,15 +161,12 @@ def _split(url: str):
         return None, ""
 
 
-def _absolute_http(url: str) -> bool:
-    return url.startswith(("http://", "https://")) and bool(_split(url)[1])
-
 
 def _target(block, link, base: str) -> str:
     """The result's real URL when the page states it, else Baidu's /link?url= address."""
     mu = attr(block, "mu")
     href = unwrap(attr(link, "href"), base)
-    if mu and _absolute_http(mu):
+    if mu and absolute_http(mu):
         host = _split(mu)[1]
         # Synthetic placeholders such as http://28608.recommend_list.baidu.com
         if not re.match(r"^\d+\.[a-z_]+\.baidu\.com$", host):
@@ -246,6 +243,7 @@ class Baidu(ScrapedEngine):
         description="Baidu web search (HTML), Baidu's own Chinese index",
     )
     url = URL
+    dropped = "style, script"  # Baidu inlines CSS inside result blocks
     results = ".c-container"
     blocked_urls = ("wappass.baidu.com",)
     blocked_text = _BLOCK_MARKERS  # in the <title> or the visible text
@@ -286,10 +284,6 @@ class Baidu(ScrapedEngine):
             return Parsed("blocked", detail="redirected to Baidu's security check (wappass)")
         return super().classify_status(response)
 
-    def prepare(self, tree) -> None:
-        for node in tree.css("style, script"):
-            node.decompose()  # Baidu inlines CSS inside result blocks
-
     def blocks(self, tree) -> list:
         return [block for block in tree.css(self.results) if not _nested(block)]
 
@@ -302,7 +296,7 @@ class Baidu(ScrapedEngine):
             return None
         title = text_of(link)
         url = _target(block, link, base)
-        if not _absolute_http(url):
+        if not absolute_http(url):
             return None
         if "result-op" in attr(block, "class").split() and not _card_is_result(block, url):
             return None

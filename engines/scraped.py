@@ -43,12 +43,23 @@ _QUOTES = " \"'“”‘’「」"
 AD_CLASS = re.compile(r"(?:^|\s)(?:ads?|sponsored|ad-[\w-]*)(?:\s|$)", re.I)
 
 
+def host_and_path(url: str) -> tuple[str, str]:
+    """The lower-case host and the path ("/" when empty) of a URL; ("", "") when it cannot be split."""
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return "", ""
+    return (parts.hostname or "").lower(), parts.path or "/"
+
+
 def hostname(url: str) -> str:
     """The lower-case host of a URL, or "" when it has none or cannot be split."""
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return ""
+    return host_and_path(url)[0]
+
+
+def absolute_http(url: str) -> bool:
+    """An absolute http(s) link with a host."""
+    return url.startswith(("http://", "https://")) and bool(hostname(url))
 
 
 def on_host(host: str, domains: tuple[str, ...]) -> bool:
@@ -62,6 +73,8 @@ class ScrapedEngine(Engine):
     url: ClassVar[str] = ""
 
     per_page: ClassVar[int] = 10  # rows one results page shows: page N's positions start after (N-1) pages
+
+    dropped: ClassVar[str] = ""  # CSS of elements removed before extraction (inline scripts and styles)
 
     # --- selectors (CSS; a tuple is tried in order, the first selector that matches wins) ---
     results: ClassVar[str] = ""                    # one result container
@@ -79,6 +92,7 @@ class ScrapedEngine(Engine):
     no_results_css: ClassVar[str] = ""
     no_results_text: ClassVar[tuple[str, ...]] = ()
     blocked_urls: ClassVar[tuple[str, ...]] = ()   # in the final URL: a block page, whatever its status or rows
+    blocked_locations: ClassVar[tuple[str, ...]] = ()  # in a Location header: a redirect to a block page
     blocked_text: ClassVar[tuple[str, ...]] = ()   # visible text or <title>
     blocked_title: ClassVar[tuple[str, ...]] = ()  # <title> only
     blocked_css: ClassVar[str] = ""
@@ -89,11 +103,17 @@ class ScrapedEngine(Engine):
 
     # ----- the shared extractor -----
     def classify_status(self, response: Response) -> Parsed | None:
-        """A block page's URL says blocked whatever the status; otherwise the base's HTTP classification."""
-        where = (response.url or "").lower()
-        if any(marker in where for marker in self.blocked_urls):
+        """A block page's URL, or a redirect to one (not followed), says blocked whatever the status;
+        otherwise the base's HTTP classification."""
+        location = response.headers.get("location", "") or ""
+        if self.blocked_url(response) or any(marker in location for marker in self.blocked_locations):
             return Parsed("blocked", detail=self.blocked_detail)
         return super().classify_status(response)
+
+    def blocked_url(self, response: Response) -> bool:
+        """Whether the final URL is a block page's (`blocked_urls`, case-insensitive)."""
+        where = (response.url or "").lower()
+        return any(marker in where for marker in self.blocked_urls)
 
     def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         text = self.decode(response)
@@ -114,7 +134,10 @@ class ScrapedEngine(Engine):
         return response.text or ""
 
     def prepare(self, tree) -> None:
-        """Adjust the parsed tree before extraction (e.g. drop inline scripts that pollute text)."""
+        """Adjust the parsed tree before extraction: by default, remove the `dropped` elements."""
+        if self.dropped:
+            for node in tree.css(self.dropped):
+                node.decompose()
 
     def base_url(self, response: Response) -> str:
         """What relative links are resolved against: where the page came from when that is the engine's own

@@ -25,13 +25,12 @@ Blocked: 360's verification page, reached by a redirect to
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, first, inside, text_of
-from engines.scraped import ScrapedEngine
+from engines.scraped import ScrapedEngine, absolute_http, host_and_path
 
 URL = "https://www.so.com/s"
 
@@ -47,20 +46,8 @@ _AD_LABELS = ("广告", "推广")
 _OWN_PAGES = ("ai.so.com", "fanyi.so.com", "www.so.com", "so.com", "m.so.com")
 
 
-def _host_path(url: str) -> tuple[str, str]:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "", ""
-    return (parts.hostname or "").lower(), parts.path or "/"
-
-
-def _absolute_http(url: str) -> bool:
-    return url.startswith(("http://", "https://")) and bool(_host_path(url)[0])
-
-
 def _is_wrapper(url: str) -> bool:
-    host, path = _host_path(url)
+    host, path = host_and_path(url)
     return host.endswith("so.com") and path.startswith("/link")
 
 
@@ -87,6 +74,7 @@ class So360(ScrapedEngine):
         description="360 Search (HTML, www.so.com), Qihoo 360's own Chinese index",
     )
     url = URL
+    dropped = "script, style, noscript"
     results = "li.res-list"
     title = ("h3.res-title a[href]",)  # the title is its link
     snippet = ("p.res-desc", "span.res-list-summary", ".res-comm-con", "[class*='res-desc']")
@@ -94,6 +82,7 @@ class So360(ScrapedEngine):
     ad_around = _NOT_RESULTS
     ad_inside = ".g-mohe h3, [data-mohe-type] h3"  # a onebox titled like a result
     blocked_urls = ("//qcaptcha.",)
+    blocked_locations = ("qcaptcha",)  # a redirect to the verification page, not followed
     blocked_text = ("360搜索_安全验证", "访问异常", "请输入验证码")
     blocked_markup = ("qcaptcha.so.com",)  # a script bouncing the browser to the verification page
     blocked_detail = "360 verification page (qcaptcha.so.com)"
@@ -111,20 +100,10 @@ class So360(ScrapedEngine):
         headers["Referer"] = "https://www.so.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
 
-    def classify_status(self, response: Response) -> Parsed | None:
-        if "qcaptcha" in (response.headers.get("location", "") or ""):  # a redirect not followed
-            return Parsed("blocked", detail=self.blocked_detail)
-        return super().classify_status(response)
-
     def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
         if not (response.text or "").strip():
             return Parsed("error", detail="empty page (360 sends one to some addresses, e.g. outside China)")
         return super().parse_body(response, query, options)
-
-    def prepare(self, tree) -> None:
-        for node in tree.css("script, style, noscript"):
-            node.decompose()
-
 
     def is_ad(self, block) -> bool:
         if super().is_ad(block) or _NOT_RESULTS.search(attr(block, "id")):
@@ -135,12 +114,12 @@ class So360(ScrapedEngine):
         """The real target 360 states on the title link (data-mdurl), else its /link?m= wrapper."""
         for name in _TARGET_ATTRIBUTES:
             value = attr(link, name)
-            if _absolute_http(value) and not _is_wrapper(value):
+            if absolute_http(value) and not _is_wrapper(value):
                 return value
         return attr(link, "href")
 
     def is_result_url(self, url: str) -> bool:
-        return _absolute_http(url) and (_is_wrapper(url) or _host_path(url)[0] not in _OWN_PAGES)
+        return absolute_http(url) and (_is_wrapper(url) or host_and_path(url)[0] not in _OWN_PAGES)
 
     def snippet_and_date(self, block, options: SearchOptions):
         """The snippet without the grey date stamp 360 puts before it ("2025年9月29日 - "), and that date."""

@@ -29,14 +29,13 @@ Blocked: Sogou's anti-spider page, reached by a redirect to
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
-from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
+from engines.base import EngineFacts, Request, SearchOptions, query_with_site
 from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, first, text_of
 from engines.redirects import unwrap
-from engines.scraped import ScrapedEngine
+from engines.scraped import ScrapedEngine, absolute_http, host_and_path
 
 URL = "https://www.sogou.com/web"
 
@@ -48,30 +47,18 @@ _NOT_RESULTS = re.compile(r"sponsor|promotion|biz_|tuiguang|(?:^|[\s_-])ads?(?:[
 _AD_LABELS = ("广告", "推广")
 
 
-def _host_path(url: str) -> tuple[str, str]:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "", ""
-    return (parts.hostname or "").lower(), parts.path or "/"
-
-
 def _is_sogou(host: str) -> bool:
     return host == "sogou.com" or host.endswith(".sogou.com")
 
 
-def _absolute_http(url: str) -> bool:
-    return url.startswith(("http://", "https://")) and bool(_host_path(url)[0])
-
-
 def _is_wrapper(url: str) -> bool:
-    host, path = _host_path(url)
+    host, path = host_and_path(url)
     return _is_sogou(host) and path.startswith("/link")
 
 
 def _is_own_search_page(url: str) -> bool:
     """Sogou's result and vertical search pages (related searches, carousels), never a result."""
-    host, path = _host_path(url)
+    host, path = host_and_path(url)
     return _is_sogou(host) and (path in ("/", "/web", "/sogou", "/s") or path.startswith(("/web/", "/sogou/")))
 
 
@@ -96,7 +83,7 @@ def _data_url(block) -> str:
     address does not contradict it."""
     node = first(block, ".ext_query[data-url]", "[data-url]")
     target = attr(node, "data-url")
-    if not _absolute_http(target) or _is_sogou(_host_path(target)[0]):
+    if not absolute_http(target) or _is_sogou(host_and_path(target)[0]):
         return ""
     shown = _comparable(_shown_address(block))
     if shown and not _comparable(target).startswith(shown):
@@ -147,6 +134,7 @@ class Sogou(ScrapedEngine):
         description="Sogou web search (HTML), Sogou's own Chinese index",
     )
     url = URL
+    dropped = "script, style, noscript"
     results = "div.vrwrap, div.rb"
     title = ("h3 a[href]",)  # the title is its link
     snippet = (
@@ -161,6 +149,7 @@ class Sogou(ScrapedEngine):
     ad_class = _NOT_RESULTS
     ad_around = _NOT_RESULTS
     blocked_urls = ("/antispider",)
+    blocked_locations = ("antispider",)  # a redirect to the anti-spider page, not followed
     blocked_text = ("我们的系统检测到您网络中存在异常访问请求", "此验证码用于确认这些请求是您的正常行为", "请输入验证码")
     blocked_css = "#seccodeImage, form[name='authform']"
     blocked_detail = "Sogou anti-spider check (/antispider verification page)"
@@ -177,16 +166,6 @@ class Sogou(ScrapedEngine):
         headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
         headers["Referer"] = "https://www.sogou.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
-
-    def classify_status(self, response: Response) -> Parsed | None:
-        if "antispider" in (response.headers.get("location", "") or ""):  # a redirect not followed
-            return Parsed("blocked", detail=self.blocked_detail)
-        return super().classify_status(response)
-
-    def prepare(self, tree) -> None:
-        for node in tree.css("script, style, noscript"):
-            node.decompose()
-
 
     def blocks(self, tree) -> list:
         return [block for block in tree.css(self.results) if not _nested(block)]
@@ -206,7 +185,7 @@ class Sogou(ScrapedEngine):
         return href
 
     def is_result_url(self, url: str) -> bool:
-        return _absolute_http(url) and not _is_own_search_page(url)
+        return absolute_http(url) and not _is_own_search_page(url)
 
     def snippet_and_date(self, block, options: SearchOptions):
         node = first(block, *self.snippet)

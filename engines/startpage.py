@@ -15,7 +15,6 @@ with a date: "14 Oct 2023 ... text").
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from engines.base import (
     EngineFacts,
@@ -31,7 +30,7 @@ from engines.base import (
 from engines.browser import browser_headers
 from engines.markup import attr, first, text_of
 from engines.regions import table
-from engines.scraped import ScrapedEngine
+from engines.scraped import ScrapedEngine, host_and_path
 
 BASE = "https://www.startpage.com"
 HOME_URL = BASE + "/"
@@ -120,14 +119,6 @@ def search_request(query: str, options: SearchOptions, token: str | None) -> Req
     return Request("POST", SEARCH_URL, form=tuple(form), headers=headers)
 
 
-def _path(url: str) -> tuple[str, str]:
-    try:
-        parts = urlsplit(url or "")
-    except ValueError:
-        return "", ""
-    return (parts.hostname or "").lower(), parts.path or "/"
-
-
 def _token(tree) -> str:
     """The sc token of the search form (form#search first, then any sc input)."""
     node = first(tree, 'form#search input[name="sc"]', 'form[action="/sp/search"] input[name="sc"]',
@@ -145,7 +136,7 @@ def _query_shown(tree) -> str:
 
 
 def _is_google_ad(url: str) -> bool:
-    host, path = _path(url)
+    host, path = host_and_path(url)
     return bool(re.match(r"^(www\.)?google\.[a-z.]+$", host)) and path.startswith(("/aclk", "/pagead"))
 
 
@@ -187,7 +178,7 @@ class Startpage(ScrapedEngine):
     def classify_status(self, response: Response) -> Parsed | None:
         if not self._searched(response):
             # The home page: its status is judged in parse_body (a failed home page still searches).
-            return super().classify_status(response) if self._blocked_url(response) else None
+            return super().classify_status(response) if self.blocked_url(response) else None
         return super().classify_status(response)
 
     def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:
@@ -220,10 +211,7 @@ class Startpage(ScrapedEngine):
         return not_understood("no div.result blocks and no no-results message")
 
     def _searched(self, response: Response) -> bool:
-        return _path(response.url)[1].startswith("/sp/search")
-
-    def _blocked_url(self, response: Response) -> bool:
-        return any(marker in (response.url or "").lower() for marker in self.blocked_urls)
+        return host_and_path(response.url)[1].startswith("/sp/search")
 
 
 ENGINE = Startpage()
