@@ -9,7 +9,7 @@ import pytest
 from conftest import corpus_path
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
-from standins import page
+from standins import ddg_page, page
 
 
 async def search(standins, query: str, pages: dict[str, bytes]):
@@ -30,6 +30,23 @@ async def test_independent_engines_agreeing_keep_a_misspelt_query_answered(query
     assert "also found by brave" in statuses["bing"].detail
     assert len(response.results) == 8
     assert any("w3schools.com" in row.url for row in response.results)
+
+
+async def test_agreeing_primaries_answer_without_starting_the_fallback(standins):
+    # The gate drops both misspelt lists; the two indexes agreeing restores them before the tier decides,
+    # so the fallback engine is not asked (it used to be, and its rows joined the answer).
+    bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_bytes()
+    brave = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
+    spare = await standins(page(ddg_page([("JavaScript Tutorial", "https://spare.example/js", "js")])))
+    endpoints = {"bing": (await standins(page(bing))).url, "brave": (await standins(page(brave))).url,
+                 "duckduckgo-html": spare.url}
+    settings = Settings(endpoints=endpoints, engines=list(endpoints),
+                        tiers={"bing": "primary", "brave": "primary", "duckduckgo-html": "fallback"})
+    async with Searcher(settings) as searcher:
+        response = await searcher.search("javascrpt tutorail")
+    statuses = {report.name: report.status for report in response.engines}
+    assert statuses == {"bing": "ok", "brave": "ok", "duckduckgo-html": "skipped"}, response.engines
+    assert spare.requests == [] and len(response.results) == 8
 
 
 async def test_one_engine_alone_is_no_agreement(standins):

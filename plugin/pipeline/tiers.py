@@ -5,7 +5,8 @@
       ├─ `soft_deadline_ms`: `limit` rows kept ─ answer (quorum or not)
       ├─ quorum answered + grace, or `soft_deadline_ms`, with fewer than `limit` rows kept
       │     ─ start the fallback tier now, primaries still running
-      ├─ every primary done and none kept a row (failed, benched, disabled, empty) ─ fallback tier at once
+      ├─ every primary done and none kept a row (failed, benched, disabled, empty, irrelevant with no
+      │     other index agreeing) ─ fallback tier at once
       ├─ every engine done ─ answer
       └─ `deadline_ms`, covering both tiers ─ answer with what is in hand
 
@@ -37,6 +38,7 @@ from typing import Callable, Sequence
 from engines.base import Engine
 from plugin.infra.admission import OVERLOADED, EngineClock
 from plugin.pipeline.canonical import identity
+from plugin.pipeline.filters import restore_agreeing
 from plugin.pipeline.plan import SearchPlan, engine_options
 from plugin.pipeline.runner import EngineRun, EngineRunner
 from plugin.settings import Settings
@@ -181,6 +183,7 @@ class Tiers:
         second_slots = [_Slot(e, t) for e, t in fallback]
         started: list[_Slot] = []
         kept: set[str] = set()
+        primary_kept = False  # some primary engine kept a row (or had its list restored by agreement)
         # The search's own clock: it stands still while an engine the search still waits for is queued
         # for admission (our load, not the engines' time), so no deadline or grace is spent on it.
         clock, last, paused = 0.0, loop.time(), False
@@ -205,13 +208,23 @@ class Tiers:
                 if not paused:
                     clock += now - last
                 last = now
+                arrived = False
                 for slot in started:
                     if slot.run is None and slot.flight is not None and slot.flight.task.done():
+                        arrived = True
                         if slot.flight.task.cancelled():  # cannot happen while we wait for it; be safe
                             slot.run = EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED)
                             continue
                         slot.run = dataclasses.replace(slot.flight.task.result())
                         kept.update(k for k in (identity(row.url) for row in slot.run.kept) if k)
+                if arrived and any(sl.run is not None and sl.run.status == "irrelevant" for sl in started):
+                    # Lists the gate dropped count as kept once another index agrees with them (the
+                    # same rule the answer applies), so a misspelt query does not start the fallback.
+                    done = [sl.run for sl in started if sl.run is not None]
+                    agreed = [run for run in restore_agreeing(done, plan) if run.status == "ok"]
+                    kept.update(k for run in agreed for k in (identity(row.url) for row in run.kept) if k)
+                    primary_kept = primary_kept or any(run.tier == "primary" and run.kept for run in agreed)
+                primary_kept = primary_kept or any(sl.run.kept for sl in first_slots if sl.run)
                 contenders = [sl for sl in started if sl.run is None or sl.run.status not in NO_REQUEST]
                 answered = sum(1 for sl in contenders if sl.run is not None)
                 if quorum_at is None and contenders and answered >= math.ceil(s.quorum * len(contenders)):
@@ -222,7 +235,7 @@ class Tiers:
 
                 primaries_done = all(sl.run is not None for sl in first_slots)
                 if not fallback_started and (
-                        (primaries_done and not any(sl.run.kept for sl in first_slots if sl.run))
+                        (primaries_done and not primary_kept)
                         or (clock >= short and len(kept) < limit and not primaries_done)):
                     fallback_started = True
                     launch(second_slots)
