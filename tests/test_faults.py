@@ -6,6 +6,7 @@ import json
 import socket
 import time
 import tracemalloc
+import warnings
 
 from conftest import CORPUS
 from plugin.pipeline.searcher import Searcher
@@ -23,8 +24,13 @@ YAHOO_CONSENT = ('<html><head><title>Yahoo is part of the Yahoo family of brands
 
 
 def real_or_synthetic(relative: str, fallback: str) -> bytes:
+    """The real block page from the corpus; without it, a hand-made one, and the run says so."""
     path = CORPUS / relative
-    return path.read_bytes() if path.exists() else fallback.encode()
+    if path.exists():
+        return path.read_bytes()
+    warnings.warn(f"{path} not found (../shared/serp-corpus is absent): this test uses a hand-made page "
+                  "instead of the real one", UserWarning, stacklevel=2)
+    return fallback.encode()
 
 
 def closed_port() -> int:
