@@ -188,16 +188,6 @@ class Transport:
             self._socks_sessions[proxy] = session
         return session
 
-    @property
-    def open_connections(self) -> int:
-        """Connections the pool holds open now (busy and idle), for the load benchmark."""
-        if self._session is None or self._session.closed:
-            return 0
-        connector = self._session.connector
-        acquired = len(getattr(connector, "_acquired", ()))
-        idle = sum(len(conns) for conns in getattr(connector, "_conns", {}).values())
-        return acquired + idle
-
     async def close(self) -> None:
         closers, self._closers = self._closers, []
         self._session = None
