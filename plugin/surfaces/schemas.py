@@ -65,11 +65,16 @@ class WebSearchArgs(BaseModel):
                                                   "(0-5 by default; more is clamped). Rows whose page fails say why.")
 
 
-def input_schema() -> dict[str, Any]:
-    schema = WebSearchArgs.model_json_schema()
+def _arguments_schema(arguments: type[BaseModel]) -> dict[str, Any]:
+    """A tool's input schema: its arguments model without the model's own title and description."""
+    schema = arguments.model_json_schema()
     schema.pop("title", None)
     schema.pop("description", None)
     return schema
+
+
+def input_schema() -> dict[str, Any]:
+    return _arguments_schema(WebSearchArgs)
 
 
 def output_schema() -> dict[str, Any]:
@@ -78,18 +83,18 @@ def output_schema() -> dict[str, Any]:
 
 def tool_schema(fmt: str, tool: str = TOOL_NAME) -> dict[str, Any]:
     """The tool definition ready to paste: `openai`, `anthropic` or `mcp`; `tool` is web_search or web_fetch."""
-    if tool == FETCH_TOOL_NAME:
-        return _fetch_tool_schema(fmt)
-    if tool != TOOL_NAME:
+    tools = {TOOL_NAME: (TOOL_DESCRIPTION, input_schema, output_schema),
+             FETCH_TOOL_NAME: (FETCH_TOOL_DESCRIPTION, fetch_input_schema, fetch_output_schema)}
+    if tool not in tools:
         raise ValueError(f"unknown tool {tool!r}; use {TOOL_NAME} or {FETCH_TOOL_NAME}")
+    description, parameters, output = tools[tool]
     if fmt == "openai":
-        return {"type": "function", "function": {"name": TOOL_NAME, "description": TOOL_DESCRIPTION,
-                                                 "parameters": input_schema()}}
+        return {"type": "function", "function": {"name": tool, "description": description,
+                                                 "parameters": parameters()}}
     if fmt == "anthropic":
-        return {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": input_schema()}
+        return {"name": tool, "description": description, "input_schema": parameters()}
     if fmt == "mcp":
-        return {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "inputSchema": input_schema(),
-                "outputSchema": output_schema()}
+        return {"name": tool, "description": description, "inputSchema": parameters(), "outputSchema": output()}
     raise ValueError(f"unknown schema format {fmt!r}; use openai, anthropic or mcp")
 
 
@@ -117,23 +122,8 @@ class WebFetchArgs(BaseModel):
 
 
 def fetch_input_schema() -> dict[str, Any]:
-    schema = WebFetchArgs.model_json_schema()
-    schema.pop("title", None)
-    schema.pop("description", None)
-    return schema
+    return _arguments_schema(WebFetchArgs)
 
 
 def fetch_output_schema() -> dict[str, Any]:
     return FetchResponse.model_json_schema()
-
-
-def _fetch_tool_schema(fmt: str) -> dict[str, Any]:
-    if fmt == "openai":
-        return {"type": "function", "function": {"name": FETCH_TOOL_NAME, "description": FETCH_TOOL_DESCRIPTION,
-                                                 "parameters": fetch_input_schema()}}
-    if fmt == "anthropic":
-        return {"name": FETCH_TOOL_NAME, "description": FETCH_TOOL_DESCRIPTION, "input_schema": fetch_input_schema()}
-    if fmt == "mcp":
-        return {"name": FETCH_TOOL_NAME, "description": FETCH_TOOL_DESCRIPTION, "inputSchema": fetch_input_schema(),
-                "outputSchema": fetch_output_schema()}
-    raise ValueError(f"unknown schema format {fmt!r}; use openai, anthropic or mcp")
