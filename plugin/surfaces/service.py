@@ -14,6 +14,7 @@ through the state store (SQLite or Redis) as separate CLI processes do; /metrics
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -54,10 +55,16 @@ def search_parameters() -> dict[str, str]:
     return parameters
 
 
+@functools.cache
+def _known_parameters() -> tuple[str, ...]:
+    """The names GET /search takes, worked out once (the web_search schema does not change at run time)."""
+    return tuple(search_parameters())
+
+
 def _unknown_parameters(names: list[str]) -> SearchError | None:
     import difflib
 
-    known = search_parameters()
+    known = _known_parameters()
     unknown = [name for name in dict.fromkeys(names) if name not in known]
     if not unknown:
         return None
