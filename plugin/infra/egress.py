@@ -17,7 +17,7 @@ import urllib.request
 from typing import Mapping
 from urllib.parse import urlsplit
 
-from plugin.infra.secrets import mask_url, url_secrets  # noqa: F401 (re-exported for callers of egress)
+from plugin.infra.secrets import mask_url
 
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h", "socks4")
 SOCKS_SCHEMES = ("socks5", "socks5h", "socks4")
