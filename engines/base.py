@@ -79,10 +79,6 @@ class EngineFacts:
     def applies_time(self, time_range: str | None) -> bool:
         return self.native_time and (self.native_time_ranges is None or time_range in self.native_time_ranges)
 
-    @property
-    def honours_safesearch(self) -> bool:
-        return bool(self.safesearch_levels)
-
     def missing_page(self, page: int) -> str | None:
         """Why the engine cannot serve result page `page` (the pipeline's `skipped` detail), else None."""
         if page <= 1:

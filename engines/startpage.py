@@ -63,16 +63,6 @@ _REGIONS = {
     "zh-cn": "zh-CN_CN", "zh-tw": "zh-TW_TW", "zh-hk": "zh-TW_HK",
 }
 
-# In markup (a form posting to /sp/captcha, a captcha widget) or in the visible text.
-_CAPTCHA_MARKUP = ("/sp/captcha", "g-recaptcha", "h-captcha", "hcaptcha.com", "captcha-form")
-_CAPTCHA_TEXT = ("captcha", "error 883", "unusual traffic", "verify you are human", "verify you're human")
-_NO_RESULTS_MARKERS = (
-    "did not match any documents",
-    "did not match any results",
-    "No results found for",
-    "We didn't find any results",
-    "We did not find any results",
-)
 _AD_CONTAINER = re.compile(r"(?:^|[\s_-])(?:sponsored|ads?|a-gl)(?:[\s_-]|$)", re.I)
 
 

@@ -110,7 +110,6 @@ BASELINES: dict[str, Callable[[QueryRun], list[str]]] = {
     "concatenation": lambda q: baselines.concatenation(q.engine_rows),
 }
 ORACLE = "oracle_single"
-GROUPS = ("all", "multi_engine", "single_engine")
 
 
 def query_scores(settings: Settings, qrun: QueryRun) -> dict:

@@ -18,9 +18,6 @@ class SingleFlight(Generic[T]):
         self._waiters: dict[asyncio.Task[T], int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def in_flight(self) -> int:
-        return len(self._tasks)
-
     async def run(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # tasks of another (finished) event loop cannot be shared here
