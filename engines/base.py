@@ -27,6 +27,7 @@ Tier = Literal["primary", "fallback"]
 Region = Literal["global", "cjk"]
 TimeRange = Literal["day", "week", "month", "year"]
 SafeSearch = Literal["off", "moderate", "strict"]
+Category = Literal["web", "news"]
 # What a parser can conclude from one response. The pipeline adds the statuses
 # that need no response at all (timeout, cooldown, skipped, disabled, irrelevant).
 ParseStatus = Literal["ok", "empty", "blocked", "ratelimited", "error"]
@@ -117,7 +118,7 @@ class SearchOptions:
     # the plugin filters every engine's rows, engines that can pass them on natively do so.
     allowed_domains: tuple[str, ...] = ()
     blocked_domains: tuple[str, ...] = ()
-    category: Literal["web", "news"] = "web"
+    category: Category = "web"
     page: int = 1  # 1-based result page
     count: int = 10  # how many rows to ask for, where the engine takes a count
     # Filled in by the plugin for keyed / self-hosted engines; never logged.

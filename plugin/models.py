@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from engines.base import Category, Tier
+
 EngineStatus = Literal[
     "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled",
     "late",  # still running when the answer went out (its rows are not in it); see plugin/pipeline/tiers.py
@@ -54,7 +56,7 @@ class ResultRow(BaseModel):
 
 class EngineReport(BaseModel):
     name: str
-    tier: Literal["primary", "fallback"]
+    tier: Tier
     status: EngineStatus
     latency_ms: int | None = Field(None, description="The engine's own time: requests out, queue time excluded")
     queue_ms: int | None = Field(None, description="Time waiting for admission (our load, not the engine's)")
@@ -75,7 +77,7 @@ class SearchResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     cached: bool = Field(False, description="True when every engine answer came from the answer cache "
                                             "(each engine report says so per engine)")
-    category: Literal["web", "news"] = Field("web", description="web, or news (engines' news verticals)")
+    category: Category = Field("web", description="web, or news (engines' news verticals)")
     page: int = Field(1, description="1-based page; page n never repeats a URL of pages 1..n-1 of the same query")
 
 

@@ -22,9 +22,8 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError, TomlConfigSettingsSource
 
 from engines import ENGINES
+from engines.base import SafeSearch, Tier
 from plugin.errors import INVALID_PARAMETER, UNKNOWN_ENGINE, SearchError
-
-Tier = Literal["primary", "fallback"]
 
 # Authority means official for this query (plugin/pipeline/intent.py, plugin/pipeline/fusion.py):
 # 1. the sites of what the query names, from this table (name, as a whole word, → domains; subdomains
@@ -356,7 +355,7 @@ class Settings(BaseSettings):
                                       description=f"Engine -> interleave weight ({WEIGHT_BOUNDS[0]}-{WEIGHT_BOUNDS[1]}); "
                                                   "merged over each engine's own weight")
     region: str | None = Field(None, description="Region/language for engines, e.g. en-US, zh-CN")
-    safesearch: Literal["off", "moderate", "strict"] = "moderate"
+    safesearch: SafeSearch = "moderate"
     searxng_url: str | None = Field(None, description="Self-hosted SearXNG instance (METASEARCH_SEARXNG_URL)")
 
     # --- cooldown after failure (seconds) ---

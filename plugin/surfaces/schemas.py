@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engines import ENGINES
+from engines.base import Category, SafeSearch, TimeRange
 from plugin.models import FetchResponse, SearchResponse
 from plugin.pipeline.locale import REGION_PATTERN
 
@@ -43,7 +44,7 @@ class WebSearchArgs(BaseModel):
     region: str | None = Field(None, description="Region/language (language-COUNTRY) such as en-US, de-DE or zh-CN; "
                                                  "an engine that cannot serve it says so in its detail.",
                                pattern=REGION_PATTERN)
-    time_range: Literal["day", "week", "month", "year"] | None = Field(None, description="Only recent results.")
+    time_range: TimeRange | None = Field(None, description="Only recent results.")
     site: str | None = Field(None, description="Only results from this domain, e.g. python.org.")
     allowed_domains: list[str] | None = Field(
         None, max_length=100,
@@ -52,7 +53,7 @@ class WebSearchArgs(BaseModel):
     blocked_domains: list[str] | None = Field(
         None, max_length=100,
         description="Never results from these domains or their subdomains. Cannot be combined with allowed_domains.")
-    category: Literal["web", "news"] = Field(
+    category: Category = Field(
         "web", description="web, or news: the engines' news verticals (rows carry date and source); engines "
                            "without one are skipped.")
     page: int = Field(1, ge=1, le=10, description="Page of results (1-10). Page n never repeats a URL shown on "
@@ -60,7 +61,7 @@ class WebSearchArgs(BaseModel):
     user_location: UserLocation | str | None = Field(
         None, description="The user's country, {\"country\": \"DE\"} or \"DE\": results for its region "
                           "(de-DE) unless region is given.")
-    safesearch: Literal["off", "moderate", "strict"] | None = Field(None, description="Safe-search level.")
+    safesearch: SafeSearch | None = Field(None, description="Safe-search level.")
     read: int = Field(0, ge=0, le=20, description="Also read the top N result pages and attach their main text "
                                                   "(0-5 by default; more is clamped). Rows whose page fails say why.")
 
