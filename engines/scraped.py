@@ -83,8 +83,11 @@ class ScrapedEngine(Engine):
     snippet: ClassVar[tuple[str, ...]] = ()
     date: ClassVar[tuple[str, ...]] = ()           # a date stamp; else a date opening the snippet
     ad_class: ClassVar[re.Pattern[str]] = AD_CLASS  # a container whose class matches is an ad
+    ad_id: ClassVar[re.Pattern[str] | None] = None  # a container whose id matches is an ad
     ad_inside: ClassVar[str] = ""                  # CSS of an ad label inside a container
     ad_around: ClassVar[re.Pattern[str] | None] = None  # an ancestor whose id/class matches makes an ad
+    # A label inside a container whose whole text is one of these ("广告", "推广") makes an ad.
+    ad_labels: ClassVar[tuple[str, ...]] = ()
     internal_hosts: ClassVar[tuple[str, ...]] = ()  # links to these hosts are the engine's own pages
     correction: ClassVar[tuple[str, ...]] = ()     # the corrected query the page shows, if any
 
@@ -164,9 +167,14 @@ class ScrapedEngine(Engine):
     def is_ad(self, block) -> bool:
         if self.ad_class.search(attr(block, "class")):
             return True
+        if self.ad_id is not None and self.ad_id.search(attr(block, "id")):
+            return True
         if self.ad_inside and block.css_first(self.ad_inside) is not None:
             return True
-        return self.ad_around is not None and inside(block, self.ad_around)
+        if self.ad_around is not None and inside(block, self.ad_around):
+            return True
+        return bool(self.ad_labels) and any(
+            text_of(label) in self.ad_labels for label in block.css("span, i, a") if len(label.css("*")) <= 1)
 
     def extract(self, block, base: str, options: SearchOptions) -> Item | None:
         title_node = first(block, *self.title) if self.title else None

@@ -41,7 +41,6 @@ _STAMPS = ".g-c-gray, .gray"
 _NOT_STAMPS = re.compile(r"res-title|g-linkinfo")
 # 360's oneboxes ("mohe" cards) and ad slots (e_idea_pp and the like).
 _NOT_RESULTS = re.compile(r"g-mohe|mohe-|e_idea|sponsor|(?:^|[\s_-])ads?(?:[\s_-]|$)", re.I)
-_AD_LABELS = ("广告", "推广")
 # 360's own pages that appear among results: AI answers, translation, search pages.
 _OWN_PAGES = ("ai.so.com", "fanyi.so.com", "www.so.com", "so.com", "m.so.com")
 
@@ -79,7 +78,9 @@ class So360(ScrapedEngine):
     title = ("h3.res-title a[href]",)  # the title is its link
     snippet = ("p.res-desc", "span.res-list-summary", ".res-comm-con", "[class*='res-desc']")
     ad_class = _NOT_RESULTS
+    ad_id = _NOT_RESULTS
     ad_around = _NOT_RESULTS
+    ad_labels = ("广告", "推广")
     ad_inside = ".g-mohe h3, [data-mohe-type] h3"  # a onebox titled like a result
     blocked_urls = ("//qcaptcha.",)
     blocked_locations = ("qcaptcha",)  # a redirect to the verification page, not followed
@@ -104,11 +105,6 @@ class So360(ScrapedEngine):
         if not (response.text or "").strip():
             return Parsed("error", detail="empty page (360 sends one to some addresses, e.g. outside China)")
         return super().parse_body(response, query, options)
-
-    def is_ad(self, block) -> bool:
-        if super().is_ad(block) or _NOT_RESULTS.search(attr(block, "id")):
-            return True
-        return any(text_of(label) in _AD_LABELS for label in block.css("span, i, a") if len(label.css("*")) <= 1)
 
     def href_of(self, block, link) -> str:
         """The real target 360 states on the title link (data-mdurl), else its /link?m= wrapper."""

@@ -44,7 +44,6 @@ _TSN = {"day": "1", "week": "2", "month": "3", "year": "4"}
 _CITE = "a.citeLinkClass, .citeurl, cite, .fb"
 # Ads and sponsored slots (Sogou's "推广" blocks); a hint box holds related searches.
 _NOT_RESULTS = re.compile(r"sponsor|promotion|biz_|tuiguang|(?:^|[\s_-])ads?(?:[\s_-]|$)|hint", re.I)
-_AD_LABELS = ("广告", "推广")
 
 
 def _is_sogou(host: str) -> bool:
@@ -147,7 +146,10 @@ class Sogou(ScrapedEngine):
     )
     date = (".cite-date",)
     ad_class = _NOT_RESULTS
+    ad_id = _NOT_RESULTS
     ad_around = _NOT_RESULTS
+    ad_inside = ".special-wrap"  # special cards, left out as SearXNG's engine does
+    ad_labels = ("广告", "推广")
     blocked_urls = ("/antispider",)
     blocked_locations = ("antispider",)  # a redirect to the anti-spider page, not followed
     blocked_text = ("我们的系统检测到您网络中存在异常访问请求", "此验证码用于确认这些请求是您的正常行为", "请输入验证码")
@@ -169,13 +171,6 @@ class Sogou(ScrapedEngine):
 
     def blocks(self, tree) -> list:
         return [block for block in tree.css(self.results) if not _nested(block)]
-
-    def is_ad(self, block) -> bool:
-        if block.css_first(".special-wrap") is not None:  # special cards, left out as SearXNG's engine does
-            return True
-        if super().is_ad(block) or _NOT_RESULTS.search(attr(block, "id")):
-            return True
-        return any(text_of(label) in _AD_LABELS for label in block.css("span, i, a") if len(label.css("*")) <= 1)
 
     def href_of(self, block, link) -> str:
         """The title link unless it is Sogou's /link?url= wrapper; then the block's data-url, if any."""

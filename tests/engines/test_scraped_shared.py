@@ -54,3 +54,31 @@ def test_url_helpers():
     assert hostname("https://Example.org/x") == "example.org"
     assert absolute_http("https://example.org/x") and absolute_http("http://example.org")
     assert not absolute_http("/relative") and not absolute_http("https://") and not absolute_http("ftp://example.org")
+
+
+_SO360_PAGE = ('<html><body><ul class="result">{}'
+               '<li class="res-list"><h3 class="res-title"><a href="https://kept.example.org/">Kept</a></h3>'
+               '<p class="res-desc">an organic result</p></li></ul></body></html>')
+_SOGOU_PAGE = ('<html><body><div class="results">{}'
+               '<div class="vrwrap"><h3 class="vr-title"><a href="https://kept.example.org/">Kept</a></h3>'
+               '<div class="space-txt">an organic result</div></div></div></body></html>')
+
+
+@pytest.mark.parametrize("engine, page, ad", [
+    # An ad slot told only by its id (e_idea_pp, biz_…), with no ad class on the block or around it.
+    (SO360, _SO360_PAGE, '<li class="res-list" id="e_idea_pp"><h3 class="res-title">'
+                         '<a href="https://ad.example.com/">Ad</a></h3><p class="res-desc">buy</p></li>'),
+    (SOGOU, _SOGOU_PAGE, '<div class="vrwrap" id="biz_top"><h3 class="vr-title">'
+                         '<a href="https://ad.example.com/">Ad</a></h3><div class="space-txt">buy</div></div>'),
+    # An ad told only by its label ("广告" / "推广").
+    (SO360, _SO360_PAGE, '<li class="res-list"><h3 class="res-title"><a href="https://ad.example.com/">Ad</a></h3>'
+                         '<p class="res-desc">buy</p><span>广告</span></li>'),
+    (SOGOU, _SOGOU_PAGE, '<div class="vrwrap"><h3 class="vr-title"><a href="https://ad.example.com/">Ad</a></h3>'
+                         '<div class="space-txt">buy</div><i>推广</i></div>'),
+])
+def test_ads_told_by_id_or_label_are_not_rows(engine, page, ad):
+    url = "https://www.so.com/s?q=x" if engine is SO360 else "https://www.sogou.com/web?query=x"
+    response = Response(status=200, url=url, headers=Headers({"Content-Type": "text/html"}), body=b"",
+                        text=page.format(ad))
+    parsed = engine.parse(response, "x", SearchOptions(now=FIXED_NOW))
+    assert parsed.status == "ok" and [row.url for row in parsed.rows] == ["https://kept.example.org/"]
