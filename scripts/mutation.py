@@ -4,6 +4,8 @@
     python scripts/mutation.py fusion cooldown       # modules whose dotted name contains these words
     python scripts/mutation.py --survivors fusion    # ... and print each surviving mutant's diff
     python scripts/mutation.py --report-only         # re-read the last run's results
+    python scripts/mutation.py --rerun fusion        # after adding tests: re-run only the survivors and the
+                                                     # unchecked (killed and timed-out ones stay as they were)
 
 Runs mutmut (pip install mutmut; it copies the project into ./mutants and runs the tests covering each
 mutated function), then prints the score per module: killed / (mutants - known equivalents). Not part of
@@ -39,13 +41,13 @@ def module_of(mutant: str) -> str:
     return mutant.split(".x_")[0].split(".xǁ")[0]
 
 
-def run_mutmut(modules: list[str], children: int) -> int:
+def run_mutmut(modules: list[str], children: int, names: list[str] | None = None) -> int:
     env = dict(os.environ)
     # Inside ./mutants the tests look for ../shared next to the copy; point them at the real corpus.
     env.setdefault("METASEARCH_CORPUS", str(ROOT.parent / "shared" / "serp-corpus"))
     log = ROOT / "mutants" / "mutation-run.log"
     log.parent.mkdir(exist_ok=True)
-    patterns = [f"{module}.*" for module in modules]
+    patterns = names if names is not None else [f"{module}.*" for module in modules]
     with log.open("w") as out:
         done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *patterns],
                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -82,6 +84,10 @@ def report(found: dict[str, str], modules: list[str], survivors: bool) -> dict:
         other = ", ".join(f"{k} {v}" for k, v in row.items() if k not in ("mutants", "killed", "score"))
         score = "-" if row["score"] is None else f"{row['score']:.0%}"
         print(f"{module:<{width}}  {row['mutants']:>7}  {row['killed']:>6}  {score:>5}  {other}")
+    # Mutant numbers shift when a function changes: an "equivalent" that a test now kills is a stale entry.
+    stale = sorted(name for name in equivalents if module_of(name) in modules and found.get(name) == "killed")
+    for name in stale:
+        print(f"warning: {name} is listed as equivalent but was killed: a stale entry in {EQUIVALENTS.name}?")
     if survivors:
         for name, status in sorted(found.items()):
             if module_of(name) in modules and status != "killed" and name not in equivalents:
@@ -98,12 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--survivors", action="store_true", help="print the diff of every surviving mutant")
     parser.add_argument("--report-only", action="store_true", help="do not run; report the last results")
     parser.add_argument("--json", action="store_true", help="print the per-module table as JSON too")
+    parser.add_argument("--rerun", action="store_true",
+                        help="re-run only the last run's survivors and unchecked mutants (not the killed, "
+                             "timed-out or known equivalent ones)")
     args = parser.parse_args(argv)
     modules = [m for m in configured_modules() if not args.words or any(w in m for w in args.words)]
     if not modules:
         print("no configured module matches; see [tool.mutmut] only_mutate in pyproject.toml", file=sys.stderr)
         return 2
-    if not args.report_only:
+    if args.rerun:
+        equivalents = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+        names = sorted(name for name, status in results().items() if module_of(name) in modules
+                       and status not in ("killed", "timeout") and name not in equivalents)
+        if names:
+            run_mutmut(modules, args.children, names)
+    elif not args.report_only:
         run_mutmut(modules, args.children)
     rows = report(results(), modules, args.survivors)
     if args.json:

@@ -98,6 +98,16 @@ def test_same_index_votes_can_be_discounted():
     assert half == 1 + 0.5 * 61 / 62 and full == 1 + 61 / 62
 
 
+def test_the_same_index_discount_applies_per_url_not_to_every_later_vote_of_that_index():
+    # Bing and a Bing-fed engine listing different pages: neither vote repeats the other, so neither is
+    # discounted; only the page both listed is.
+    a = EngineList("bing", 1.0, "global", "bing", rows("https://a.org/", "https://shared.org/"))
+    b = EngineList("ddg", 1.0, "global", "bing", rows("https://b.org/", "https://shared.org/"))
+    votes = {f.url: f.votes for f in fuse([a, b], Settings(same_index_discount=0.5), lead_region="global",
+                                          now=NOW)}
+    assert votes == {"https://a.org/": 1.0, "https://b.org/": 61 / 62, "https://shared.org/": 61 / 63 + 0.5 * 61 / 64}
+
+
 def test_one_engine_votes_once_for_a_url_however_it_spells_it():
     spellings = EngineList("a", 1.0, "global", "ia", [Row("x", "https://www.x.org/page", "", 1),
                                                       Row("y", "https://y.org/", "", 2),
