@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin.infra.cooldown import Cooldowns, CooldownEntry
+from plugin.infra.cooldown import Cooldowns, CooldownEntry, Reachability
 from plugin.infra.state import MemoryState, RedisState, SqliteState
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
@@ -216,3 +216,108 @@ async def test_memory_state_cache_expires():
     assert await state.cache_get("k") == "v"
     clock.now += 2
     assert await state.cache_get("k") is None
+
+
+def policy(clock: FakeClock, **knobs) -> Cooldowns:
+    settings = Settings(**{"cooldown_timeout_s": 30, "cooldown_ratelimited_s": 300, "cooldown_blocked_s": 1800,
+                           "cooldown_growth": 2, "cooldown_memory_s": 3600, **knobs})
+    return Cooldowns(settings, MemoryState(), clock=clock)
+
+
+async def test_each_failure_has_its_own_base_window():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    for engine, status, window, detail in [("a", "timeout", 30, None), ("b", "error", 30, "HTTP 502"),
+                                           ("c", "ratelimited", 300, "HTTP 429"), ("d", "blocked", 1800, None)]:
+        entry = await cooldowns.failure(engine, status, **({"detail": detail} if detail else {}))
+        assert (entry.status, entry.until - clock.now, entry.failures, entry.detail) == (status, window, 1,
+                                                                                          detail or "")
+
+
+async def test_a_window_ends_at_its_last_second_not_after_it():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    entry = await cooldowns.failure("bing", "timeout")
+    clock.now = entry.until - 0.001
+    assert await cooldowns.active("bing") == entry
+    clock.now = entry.until
+    assert await cooldowns.active("bing") is None
+
+
+async def test_a_request_sent_the_moment_the_window_ends_starts_a_new_episode():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    first = await cooldowns.failure("bing", "timeout")
+    clock.now = first.until + 1
+    second = await cooldowns.failure("bing", "timeout", started=first.until)
+    assert (second.failures, second.until - clock.now) == (2, 60)
+
+
+async def test_a_request_sent_during_the_window_that_fails_after_it_belongs_to_that_episode():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    first = await cooldowns.failure("bing", "timeout", started=clock.now)
+    sent = first.until - 1  # sent anyway (ignore_cooldowns), answered after the window ended
+    clock.now = first.until + 5
+    late = await cooldowns.failure("bing", "timeout", started=sent)
+    assert (late.failures, late.until - clock.now) == (1, 30)
+
+
+async def test_memory_keeps_an_entry_up_to_exactly_cooldown_memory_s_after_its_window():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    first = await cooldowns.failure("bing", "timeout")
+    clock.now = first.until + 3600  # the last moment it is remembered: the next failure escalates
+    assert (await cooldowns.failure("bing", "timeout")).failures == 2
+    second = await cooldowns.store.get("bing")
+    clock.now = second.until + 3600.001  # a moment later it is forgotten: the first failure again
+    assert (await cooldowns.failure("bing", "timeout")).failures == 1
+
+
+async def test_retry_after_lengthens_the_window_within_an_episode_too():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    sent = clock.now
+    await cooldowns.failure("bing", "timeout", started=sent)
+    clock.now += 1
+    later = await cooldowns.failure("bing", "timeout", retry_after=500, started=sent, detail="HTTP 503")
+    assert (later.failures, later.until - clock.now, later.detail) == (1, 500, "HTTP 503")
+
+
+async def test_a_same_episode_failure_that_does_not_lengthen_the_window_leaves_the_entry_as_it_was():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    first = await cooldowns.failure("bing", "timeout", detail="no answer within 4000 ms", started=clock.now)
+    again = await cooldowns.failure("bing", "error", detail="HTTP 502", started=clock.now)  # same instant
+    assert again == first
+
+
+async def test_within_an_episode_the_worst_failure_names_the_entry():
+    clock = FakeClock()
+    cooldowns = policy(clock)
+    sent = clock.now
+    # Rate-limited, then a CAPTCHA from a request of the same episode: now it is blocked, with that detail.
+    await cooldowns.failure("bing", "ratelimited", detail="HTTP 429", started=sent)
+    blocked = await cooldowns.failure("bing", "blocked", detail="captcha page", started=sent)
+    assert (blocked.status, blocked.detail, blocked.failures) == ("blocked", "captcha page", 1)
+    # A rate limit with a longer Retry-After lengthens the window but does not hide the CAPTCHA.
+    longer = await cooldowns.failure("bing", "ratelimited", retry_after=7200, detail="HTTP 429", started=sent)
+    assert (longer.status, longer.detail, longer.until - clock.now) == ("blocked", "captcha page", 7200)
+    # Failures of equal severity: the later one names the entry.
+    sent = clock.now
+    await cooldowns.failure("brave", "timeout", detail="no answer within 4000 ms", started=sent)
+    error = await cooldowns.failure("brave", "error", retry_after=120, detail="HTTP 500", started=sent)
+    assert (error.status, error.detail, error.until - clock.now) == ("error", "HTTP 500", 120)
+
+
+async def test_connection_failures_are_held_only_until_some_server_answered_or_the_search_concluded():
+    async def record():
+        return CooldownEntry(until=1.0, failures=1, status="error")
+
+    before = Reachability()
+    assert before.hold("bing", record) is True and set(before.held) == {"bing"}
+    answered = Reachability()
+    await answered.reached_server()
+    assert answered.hold("bing", record) is False and answered.held == {}
+    concluded = Reachability(concluded=True)
+    assert concluded.hold("bing", record) is False and concluded.held == {}
