@@ -62,6 +62,27 @@ def test_since_year_keeps_the_year_and_filters_by_date():
     assert recent.time_range == "year" and recent.window_start(NOW) == date(2026, 1, 1)
 
 
+def test_a_since_year_is_measured_from_the_searchs_own_now():
+    # Three days into 2026, "since 2026" fits in the past week; read against another moment it would not.
+    assert parse_operators("AI policy since 2026", now=datetime(2026, 1, 3, 12)).time_range == "week"
+    assert parse_operators("AI policy since 2026", now=datetime(2027, 6, 1)).time_range is None
+
+
+def test_without_a_since_year_there_is_no_since_date():
+    ops = parse_operators("rust release past week", now=NOW)
+    assert ops.since is None and ops.window_start(NOW) == date(2026, 11, 22)
+
+
+@pytest.mark.parametrize(("query", "text"), [
+    ("rust news, past week", "rust news"),  # the separator the operator leaves behind goes with it
+    ("最近一周，大模型 政策；", "大模型 政策"),
+    ("past week; news about X", "news about X"),  # only separators and spaces are trimmed, not letters
+    ("X news this month", "X news"),
+])
+def test_removing_an_operator_leaves_no_dangling_separator(query, text):
+    assert parse_operators(query, now=NOW).text == text
+
+
 def test_negated_and_or_grouped_sites_become_domain_lists():  # issue 15; more in test_domains.py
     ops = parse_operators("site:microsoft.com -site:www.microsoft.com", now=NOW)
     assert (ops.site, ops.blocked_domains) == ("microsoft.com", ("www.microsoft.com",))

@@ -95,6 +95,9 @@ def test_a_domain_matches_itself_and_its_subdomains_only():
     ("romane site:bücher.de", "romane", ("xn--bcher-kva.de",), (), ["site=xn--bcher-kva.de"]),
     # Not filters: a wider OR, contradictory sites, a path, a longer word ending in "site".
     ("rust OR site:a.com", "rust OR site:a.com", (), (), []),
+    ("rust OR (site:a.com OR site:b.org)", "rust OR (site:a.com OR site:b.org)", (), (), []),
+    ("cats OR -site:pinterest.com", "cats OR -site:pinterest.com", (), (), []),
+    ("x (site:a.com OR site:localhost)", "x (site:a.com OR site:localhost)", (), (), []),  # not every one a domain
     ("x site:a.com site:b.com", "x site:a.com site:b.com", (), (), []),
     ("x site:python.org/docs", "x site:python.org/docs", (), (), []),
     ("website:foo.com x", "website:foo.com x", (), (), []),
