@@ -82,3 +82,20 @@ def test_host_of_is_the_one_host_helper():
     assert host_of("http://[::1]:8080/") == "::1"
     for nothing in ("", "not a url", "http://[::1", "mailto:x@y.z", None):
         assert host_of(nothing) == ""  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [None, "", 42, ["https://a.com/"], {"href": "https://a.com/"}, b"https://a.com/"])
+def test_a_url_field_that_is_not_a_string_gives_nothing_not_an_exception(value):
+    # A JSON engine may put a list or an object where the URL belongs: no URL, no host, no crash.
+    assert canonical_url(value) is None and identity(value) is None
+    from plugin.pipeline.canonical import host_of
+
+    assert host_of(value) == ""
+
+
+def test_no_host_no_registrable_domain():
+    assert registrable_domain("") == "" and registrable_domain("https:///path/only") == ""
+
+
+def test_a_run_of_characters_no_url_may_carry_is_escaped_character_by_character():
+    assert canonical_url('https://a.com/p<>q?x="  y"') == "https://a.com/p%3C%3Eq?x=%22%20%20y%22"

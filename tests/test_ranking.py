@@ -395,6 +395,12 @@ def test_core_words_drop_particles_and_keep_content():
     assert core_words("中国的能源政策有哪些最新变化") == "中国 能源政策 最新变化"
 
 
+def test_core_words_remove_the_longest_function_word_first_and_punctuation_with_it():
+    # 为什么 whole, not 什么 out of it leaving a stray 为; full-width punctuation is not a term either.
+    assert core_words("为什么天空是蓝色的？") == "天空是蓝色"
+    assert core_words("好用的（开源）数据库") == "好用 开源 数据库"
+
+
 def test_diversify_moves_a_domains_extra_rows_behind_the_others():
     from plugin.pipeline.fusion import Fused, diversify
 
