@@ -389,6 +389,17 @@ def test_latin_gate_folds_case_and_diacritics_and_ignores_stop_words():
     assert build_gate("the of and").kind == "none"
 
 
+def test_latin_gate_matches_inflections_of_words_of_three_letters_or_more_only():
+    gate = build_gate("api pagination")
+    assert gate.required == 1
+    assert gate.keeps("Stripe APIs", "", "https://x.com/")  # api -> apis
+    assert build_gate("unit tests").keeps("Test runner", "", "https://x.com/")  # tests <- test: a 4-letter stem
+    short = build_gate("go tutorial")
+    assert not short.keeps("Python basics", "", "https://x.com/")  # a two-letter word matches only itself
+    assert not short.keeps("Good morning", "", "https://x.com/")  # go is not a prefix match
+    assert short.keeps("Go by example", "", "https://x.com/")
+
+
 def test_core_words_drop_particles_and_keep_content():
     assert core_words("请问如何在集群中配置滚动更新策略呢") == "在集群中配置滚动更新策略"
     assert core_words("如何配置 postgres 逻辑复制") == "配置 postgres 逻辑复制"
