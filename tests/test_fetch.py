@@ -584,7 +584,7 @@ def test_read_count_is_clamped(value, expected):
     assert check_read(value, Settings()) == expected
 
 
-@pytest.mark.parametrize("value", ["many", 1.5, [2], True])
+@pytest.mark.parametrize("value", ["many", 1.5, [2], True, float("inf"), float("-inf"), float("nan")])
 def test_read_count_must_be_an_integer(value):
     from plugin.errors import SearchError
     from plugin.reading.attach import check_read
@@ -630,6 +630,34 @@ def test_fetch_sync_reads_a_page(standins_sync, monkeypatch):
         plugin.fetch_sync(url + "/page", settings=Settings(fetch_robots=False))
     assert caught.value.code == "http_error" and caught.value.details["status"] == 500
     assert requests == ["/page"]
+
+
+async def test_fetch_sync_works_inside_a_running_event_loop(standins_sync, monkeypatch):
+    """Like search_sync: an async caller (Jupyter, an agent framework) gets the read, not a RuntimeError."""
+    import plugin
+
+    url, requests = standins_sync
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    with pytest.raises(FetchError) as caught:
+        plugin.fetch_sync(url + "/page", settings=Settings(fetch_robots=False))
+    assert caught.value.code == "http_error" and requests == ["/page"]
+
+
+async def test_readers_evicted_from_the_module_cache_are_closed(standins, monkeypatch, private_state):
+    from plugin.reading import reader as reading
+
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    engine = await standins(page("<html><body><article><p>" + "Some text. " * 50 + "</p></article></body></html>"))
+    readers, sessions = [], []
+    for i in range(9):  # the module keeps eight: the ninth evicts the first
+        reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True))
+        await reader.fetch(f"{engine.url}/page{i}")  # a page no cache holds: the reader opens its session
+        readers.append(reader)
+        sessions.append(reader.client.transport._session)  # the session this reader opened
+    await asyncio.gather(*reading._retiring)
+    assert sessions[0].closed and not sessions[-1].closed
+    for reader in readers[1:]:
+        await reader.close()
 
 
 async def test_module_fetch_uses_a_shared_reader(standins):

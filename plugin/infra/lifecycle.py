@@ -11,7 +11,11 @@ closed explicitly or the loop ends.
 
 from __future__ import annotations
 
-from typing import AsyncGenerator, Awaitable, Callable
+import asyncio
+import concurrent.futures
+from typing import AsyncGenerator, Awaitable, Callable, TypeVar
+
+T = TypeVar("T")
 
 
 async def _close_at_end(aclose: Callable[[], Awaitable[None]]) -> AsyncGenerator[None, None]:
@@ -37,3 +41,27 @@ class LoopBound:
 
     async def close(self) -> None:
         await self._generator.aclose()  # runs `aclose` once; a second call does nothing
+
+
+def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """Run the coroutine `make()` to its end for a caller that does not await: on this thread when no
+    event loop runs here, else (Jupyter, an async agent framework: a running loop cannot be re-entered)
+    on a worker thread with a loop of its own while the caller waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="metasearch-sync") as worker:
+        return worker.submit(lambda: asyncio.run(make())).result()  # type: ignore[arg-type]
+
+
+def close_soon(close: Callable[[], Awaitable[None]], pending: set[asyncio.Task]) -> None:
+    """Close something evicted from a module-level cache without making the caller wait: a task on the
+    running loop (kept in `pending` until done). Outside a loop it never opened a session: nothing to do."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    task = loop.create_task(close())  # type: ignore[arg-type]
+    pending.add(task)
+    task.add_done_callback(pending.discard)

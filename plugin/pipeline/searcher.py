@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
 import hashlib
 import time
 from datetime import datetime
@@ -27,6 +26,7 @@ from engines import ENGINES
 from engines.base import Engine, Row
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
+from plugin.infra.lifecycle import close_soon, run_sync
 from plugin.infra.logs import register_secrets
 from plugin.infra.state import State, collecting_problems, open_state
 from plugin.infra.secrets import redact
@@ -298,14 +298,9 @@ def searcher_for(settings: Settings | None = None) -> Searcher:
 
 
 def _retire(searcher: Searcher) -> None:
-    """Close an evicted searcher (sessions, store) without making the caller wait for it."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not inside a loop: it never opened a session; its store closes at exit
-        return
-    task = loop.create_task(searcher.close())
-    _retiring.add(task)
-    task.add_done_callback(_retiring.discard)
+    """Close an evicted searcher (sessions, store) without making the caller wait for it; outside a loop
+    it never opened a session, and its store closes at exit."""
+    close_soon(searcher.close, _retiring)
 
 
 @atexit.register
@@ -351,10 +346,4 @@ def search_sync(query: str, **kwargs) -> SearchResponse:
         async with Searcher(settings) as searcher:
             return await searcher.search(query, **kwargs)
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run())
-    # A running loop cannot be re-entered (asyncio.run would refuse): use another thread's loop.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="metasearch-sync") as worker:
-        return worker.submit(lambda: asyncio.run(run())).result()
+    return run_sync(run)

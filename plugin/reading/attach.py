@@ -35,7 +35,7 @@ def check_read(value: object, settings: Settings) -> int:
         number = int(value.strip()) if isinstance(value, str) else int(value)
         if isinstance(value, float) and not value.is_integer():
             raise ValueError
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: an infinite float (JSON's Infinity)
         raise SearchError(INVALID_PARAMETER, f"read must be an integer, got {str(value)[:40]!r}",
                           parameter="read") from None
     return max(0, min(number, settings.read_max_results))

@@ -19,6 +19,7 @@ from typing import Callable
 from aiohttp.abc import AbstractResolver
 
 from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
+from plugin.infra.lifecycle import close_soon, run_sync
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
 from plugin.reading.documents import Document, build_document
@@ -162,6 +163,7 @@ class Reader:
 
 # ----- module-level API -----
 _readers: dict[int, tuple[Settings | None, Reader]] = {}
+_retiring: set[asyncio.Task] = set()
 
 
 def reader_for(settings: Settings | None = None) -> Reader:
@@ -170,7 +172,7 @@ def reader_for(settings: Settings | None = None) -> Reader:
     found = _readers.get(key)
     if found is None or found[0] is not settings:
         if len(_readers) >= 8:
-            _readers.pop(next(iter(_readers)))
+            close_soon(_readers.pop(next(iter(_readers)))[1].close, _retiring)  # evicted: its session closes
         found = (settings, Reader(settings))
         _readers[key] = found
     return found[1]
@@ -186,12 +188,13 @@ async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, form
 
 
 def fetch_sync(url: str, **kwargs) -> FetchResponse:
-    """`fetch` for callers without an event loop; the page cache and robots verdicts persist between
-    calls through the state store."""
+    """`fetch` for callers that do not await: plain scripts, and code already inside a running event loop
+    (on a worker thread, like `search_sync`); the page cache and robots verdicts persist between calls
+    through the state store."""
     settings = kwargs.pop("settings", None)
 
     async def run() -> FetchResponse:
         async with Reader(settings) as reader:  # a fresh reader per call: its session belongs to this loop
             return await reader.fetch(url, **kwargs)
 
-    return asyncio.run(run())
+    return run_sync(run)
