@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from typing import Iterable
-from urllib.parse import urlsplit
 
 import idna
 
 from engines.redirects import unwrap
 from plugin.errors import INVALID_PARAMETER, SearchError
+from plugin.pipeline.canonical import host_of
 
 MAX_DOMAINS = 100  # per list; more is a mistake (or an attempt to make every row cost a long scan)
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
@@ -77,14 +77,7 @@ def check_domains(name: str, raw: object) -> tuple[str, ...]:
 
 def row_host(url: str) -> str:
     """The ASCII host a row's URL points at (redirect wrappers unwrapped), '' when it has none."""
-    try:
-        host = urlsplit(unwrap(url.strip())).hostname or ""
-    except ValueError:
-        return ""
-    host = host.rstrip(".")
-    if host.isascii():
-        return host.lower()
-    return ascii_domain(host) or ""
+    return host_of(unwrap(url.strip()))
 
 
 def within(host: str, domains: Iterable[str]) -> bool:
