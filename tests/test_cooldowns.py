@@ -321,3 +321,38 @@ async def test_connection_failures_are_held_only_until_some_server_answered_or_t
     assert answered.hold("bing", record) is False and answered.held == {}
     concluded = Reachability(concluded=True)
     assert concluded.hold("bing", record) is False and concluded.held == {}
+
+
+async def test_memory_state_budget_is_per_calendar_minute():
+    clock = FakeClock(60 * 16_667 - 1)  # the last second of a minute
+    state = MemoryState(clock=clock)
+    assert [await state.spend("bing", 1) for _ in range(2)] == [True, False]
+    clock.now += 1  # the next minute: a new budget
+    assert [await state.spend("bing", 1) for _ in range(2)] == [True, False]
+
+
+async def test_memory_state_cache_entry_is_gone_at_its_expiry_time():
+    clock = FakeClock()
+    state = MemoryState(clock=clock)
+    await state.cache_put("k", "v", 300)
+    clock.now += 300
+    assert await state.cache_get("k") is None
+
+
+async def test_memory_state_cache_holds_1001_entries_then_drops_the_oldest_hundred():
+    state = MemoryState(clock=FakeClock())
+    for i in range(1001):
+        await state.cache_put(f"k{i}", "v", 300)
+    assert await state.cache_get("k0") == "v"  # nothing dropped yet
+    await state.cache_put("new", "v", 300)
+    assert [await state.cache_get(k) for k in ("k0", "k99", "k100", "new")] == [None, None, "v", "v"]
+
+
+async def test_a_full_memory_cache_drops_its_expired_entries_before_any_live_one():
+    clock = FakeClock()
+    state = MemoryState(clock=clock)
+    for i in range(1001):
+        await state.cache_put(f"k{i}", "v", 1 if i < 5 else 300)
+    clock.now += 1  # k0..k4 expire now
+    await state.cache_put("new", "v", 300)
+    assert [await state.cache_get(k) for k in ("k4", "k5", "k99", "k1000", "new")] == [None, "v", "v", "v", "v"]
