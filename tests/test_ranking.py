@@ -394,6 +394,8 @@ def test_latin_gate_matches_inflections_of_words_of_three_letters_or_more_only()
     assert gate.required == 1
     assert gate.keeps("Stripe APIs", "", "https://x.com/")  # api -> apis
     assert build_gate("unit tests").keeps("Test runner", "", "https://x.com/")  # tests <- test: a 4-letter stem
+    assert build_gate("tester jobs").keeps("Test runner", "", "https://x.com/")  # up to two letters longer
+    assert not build_gate("testing").keeps("Test runner", "", "https://x.com/")  # three: another word
     short = build_gate("go tutorial")
     assert not short.keeps("Python basics", "", "https://x.com/")  # a two-letter word matches only itself
     assert not short.keeps("Good morning", "", "https://x.com/")  # go is not a prefix match
