@@ -396,6 +396,16 @@ def test_latin_gate_matches_inflections_of_words_of_three_letters_or_more_only()
     assert build_gate("unit tests").keeps("Test runner", "", "https://x.com/")  # tests <- test: a 4-letter stem
     assert build_gate("tester jobs").keeps("Test runner", "", "https://x.com/")  # up to two letters longer
     assert not build_gate("testing").keeps("Test runner", "", "https://x.com/")  # three: another word
+    # A word of five letters or more also matches inside a compound; a shorter one does not.
+    assert build_gate("track").keeps("Soundtrack album", "", "https://x.com/")
+    assert not build_gate("rack").keeps("Soundtrack album", "", "https://x.com/")
+
+
+def test_cjk_gate_counts_a_shared_ascii_word_as_two_units():
+    gate = build_gate("如何配置 postgres 逻辑复制", min_units=3)
+    assert gate.score("PostgreSQL Documentation", "", "https://www.postgresql.org/") == 2
+    assert not gate.keeps("PostgreSQL Documentation", "", "https://www.postgresql.org/")  # 2 of the 3 required
+    assert gate.keeps("PostgreSQL 逻辑复制", "", "https://www.postgresql.org/")  # + 逻辑, 辑复, 复制
     short = build_gate("go tutorial")
     assert not short.keeps("Python basics", "", "https://x.com/")  # a two-letter word matches only itself
     assert not short.keeps("Good morning", "", "https://x.com/")  # go is not a prefix match
