@@ -401,6 +401,14 @@ def test_latin_gate_matches_inflections_of_words_of_three_letters_or_more_only()
     assert not build_gate("rack").keeps("Soundtrack album", "", "https://x.com/")
 
 
+def test_latin_gate_reads_words_split_by_spaces_or_by_cjk_runs():
+    # A word spelled apart in the row ("La Liga" for laliga, five letters or more) still matches...
+    assert build_gate("laliga").keeps("La Liga standings", "", "https://x.com/")
+    assert build_gate("webui").keeps("Open Web UI", "", "https://x.com/")
+    # ... and a CJK run between Latin words separates them like a space.
+    assert build_gate("tests").keeps("test测试", "", "https://x.com/")
+
+
 def test_cjk_gate_counts_a_shared_ascii_word_as_two_units():
     gate = build_gate("如何配置 postgres 逻辑复制", min_units=3)
     assert gate.score("PostgreSQL Documentation", "", "https://www.postgresql.org/") == 2
