@@ -409,6 +409,12 @@ def test_latin_gate_reads_words_split_by_spaces_or_by_cjk_runs():
     assert build_gate("tests").keeps("test测试", "", "https://x.com/")
 
 
+def test_a_query_of_stop_words_only_gates_nothing():
+    gate = build_gate("the of and")
+    assert gate.kind == "none" and gate.score("Anything", "", "https://x.com/") == 0
+    assert gate.keeps("Anything", "", "https://x.com/")
+
+
 def test_cjk_gate_counts_a_shared_ascii_word_as_two_units():
     gate = build_gate("如何配置 postgres 逻辑复制", min_units=3)
     assert gate.score("PostgreSQL Documentation", "", "https://www.postgresql.org/") == 2
