@@ -12,7 +12,7 @@ from engines.base import Row
 from plugin.pipeline.fusion import EngineList, freshness, fuse, interleave, vote
 from plugin.pipeline.intent import Intent, is_timely, official_domains, query_subject, read_intent
 from plugin.pipeline.operators import parse_operators
-from plugin.pipeline.relevance import build_gate, core_words
+from plugin.pipeline.relevance import build_gate, core_words, fold
 from plugin.settings import Settings
 
 NOW = datetime(2026, 11, 29)
@@ -407,6 +407,11 @@ def test_latin_gate_reads_words_split_by_spaces_or_by_cjk_runs():
     assert build_gate("webui").keeps("Open Web UI", "", "https://x.com/")
     # ... and a CJK run between Latin words separates them like a space.
     assert build_gate("tests").keeps("test测试", "", "https://x.com/")
+
+
+def test_fold_turns_the_vietnamese_d_with_stroke_into_d_in_either_case():
+    # NFKD does not decompose đ: without its own rule "Đà Nẵng đẹp" would never match "Da Nang dep".
+    assert fold("Đà Nẵng đẹp") == "da nang dep"
 
 
 def test_a_query_of_stop_words_only_gates_nothing():
