@@ -99,3 +99,12 @@ def test_no_host_no_registrable_domain():
 
 def test_a_run_of_characters_no_url_may_carry_is_escaped_character_by_character():
     assert canonical_url('https://a.com/p<>q?x="  y"') == "https://a.com/p%3C%3Eq?x=%22%20%20y%22"
+
+
+def test_ipv6_literal_hosts_are_kept_in_brackets():
+    # They were dropped (canonical_url None): the check for a dotted name did not know IPv6 literals.
+    assert canonical_url("http://[2001:DB8::1]/a?utm_source=x") == "http://[2001:db8::1]/a"
+    assert canonical_url("https://[::1]:8443/x") == "https://[::1]:8443/x"
+    assert canonical_url("https://[::1]:443/x") == "https://[::1]/x"
+    assert identity("http://[2001:db8::1]/a") == identity("https://[2001:db8::1]/a")
+    assert canonical_url("http://intranet/a") is None  # a bare single-label name still is not a host

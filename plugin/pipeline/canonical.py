@@ -92,7 +92,9 @@ def _canonical_url(url: str) -> str | None:
         return None
     scheme = parsed.scheme.lower()
     host = _host(parsed)
-    if not host or any(ch in host for ch in " <>\"'\\") or "." not in host and host != "localhost":
+    # A host is a name with a dot, localhost, or an IPv6 literal (yarl gives it unbracketed, with colons).
+    if not host or any(ch in host for ch in " <>\"'\\") or "." not in host and ":" not in host \
+            and host != "localhost":
         return None
     try:
         port = parsed.explicit_port
