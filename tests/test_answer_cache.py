@@ -56,3 +56,52 @@ async def test_every_option_the_engine_is_asked_is_in_the_key(standins, cached_s
     assert (one.cached, again.cached, other.cached) == (False, True, False)
     assert again.engines[0].cached is True and other.engines[0].cached is False
     assert len(bing.requests) == 2
+
+
+# ----- the stored form of an answer -----
+def test_an_answer_comes_back_from_its_stored_form_whole():
+    """Everything a cached answer is used for survives the store: status, every row field (content, which
+    row equality ignores, too), detail, the engine's correction and the core-word variant."""
+    from datetime import date
+
+    from engines.base import Parsed, Row
+    from plugin.pipeline.answers import Answer, decode, encode
+
+    rows = (Row("Rust 異步", "https://a.example/x", "snippet", 1, date(2026, 1, 2), "Reuters", "page text"),
+            Row("Tokio", "https://b.example/", "", 2))
+    answer = Answer(Parsed("ok", rows=rows, detail="kept: 2", correction="rust async"), core_query="rust")
+    back = decode(encode(answer))
+    assert back == answer
+    assert [row.content for row in back.parsed.rows] == ["page text", None]
+    assert back.parsed.rows[0].date == date(2026, 1, 2)
+    empty = Answer(Parsed("empty"))
+    assert decode(encode(empty)) == empty and decode(encode(empty)).core_query is None
+
+
+@pytest.mark.parametrize("raw", ["not json", "[]", '{"rows": []}', '{"status": "ok"}',
+                                 '{"status": "ok", "rows": [{"title": "t"}]}',
+                                 '{"status": "ok", "rows": [{"title": "t", "url": "u", "snippet": "", '
+                                 '"position": 1, "date": "yesterday"}]}'])
+def test_a_stored_form_from_another_version_is_no_answer(raw):
+    from plugin.pipeline.answers import decode
+
+    assert decode(raw) is None
+
+
+def test_the_answer_key_is_the_upstream_the_engine_the_query_as_words_and_the_options_without_the_key():
+    from datetime import datetime
+
+    from engines import ENGINES
+    from engines.base import SearchOptions
+    from plugin.pipeline.answers import answer_key
+
+    settings = Settings()
+    bing, brave = ENGINES["bing"], ENGINES["brave"]
+    key = answer_key(settings, bing, "Rust  async", SearchOptions())
+    assert key == answer_key(settings, bing, "rust async", SearchOptions())  # case and spacing
+    assert key == answer_key(settings, bing, "rust async", SearchOptions(api_key="k", now=datetime(2026, 1, 1)))
+    assert key != answer_key(settings, brave, "rust async", SearchOptions())
+    assert key != answer_key(settings, bing, "rust async runtime", SearchOptions())
+    assert key != answer_key(settings, bing, "rust async", SearchOptions(region="de-DE"))
+    elsewhere = Settings(endpoints={"bing": "http://127.0.0.1:9"})
+    assert key != answer_key(elsewhere, bing, "rust async", SearchOptions())  # another upstream
