@@ -216,15 +216,15 @@ class Tiers:
                             slot.run = EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED)
                             continue
                         slot.run = dataclasses.replace(slot.flight.task.result())
-                        kept.update(k for k in (identity(row.url) for row in slot.run.kept) if k)
-                if arrived and any(sl.run is not None and sl.run.status == "irrelevant" for sl in started):
-                    # Lists the gate dropped count as kept once another index agrees with them (the
-                    # same rule the answer applies), so a misspelt query does not start the fallback.
-                    done = [sl.run for sl in started if sl.run is not None]
-                    agreed = [run for run in restore_agreeing(done, plan) if run.status == "ok"]
-                    kept.update(k for run in agreed for k in (identity(row.url) for row in run.kept) if k)
-                    primary_kept = primary_kept or any(run.tier == "primary" and run.kept for run in agreed)
-                primary_kept = primary_kept or any(sl.run.kept for sl in first_slots if sl.run)
+                if arrived:
+                    done = [sl for sl in started if sl.run is not None]
+                    runs = [sl.run for sl in done]
+                    if any(run.status == "irrelevant" for run in runs):
+                        # Lists the gate dropped count as kept once another index agrees with them (the
+                        # rule the answer applies), so a misspelt query does not start the fallback.
+                        runs = restore_agreeing(runs, plan)
+                    kept = {k for run in runs for k in (identity(row.url) for row in run.kept) if k}
+                    primary_kept = any(run.kept for sl, run in zip(done, runs) if sl in first_slots)
                 contenders = [sl for sl in started if sl.run is None or sl.run.status not in NO_REQUEST]
                 answered = sum(1 for sl in contenders if sl.run is not None)
                 if quorum_at is None and contenders and answered >= math.ceil(s.quorum * len(contenders)):
