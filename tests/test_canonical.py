@@ -32,6 +32,15 @@ def test_non_http_urls_are_dropped(bad):
     assert canonical_url(bad) is None and identity(bad) is None
 
 
+def test_identity_folds_the_case_of_the_path_not_of_the_query():
+    """Engines spell one page /js/ and /Js/ (w3schools, real Bing and Brave rows for "javascript
+    tutorial"); a query string keeps its case, where ids live (YouTube's v=)."""
+    assert identity("https://www.w3schools.com/js/") == identity("https://www.w3schools.com/Js/")
+    assert identity("https://x.org/Docs/Index.HTML") == identity("https://x.org/docs")
+    assert identity("https://www.youtube.com/watch?v=YQHsXMglC9A") != identity(
+        "https://www.youtube.com/watch?v=yqhsxmglc9a")
+
+
 def test_identity_folds_www_slash_scheme_encoding_and_order():
     same = [
         "https://www.python.org/downloads/",

@@ -206,6 +206,16 @@ def _engine_list(name: str, settings: Settings, urls: list[str], dated: dict[str
                       [Row(f"python release {i}", u, "", i, (dated or {}).get(u)) for i, u in enumerate(urls, 1)])
 
 
+def test_two_engines_spelling_one_path_in_different_case_vote_for_one_row():
+    settings = Settings()
+    lists = [_engine_list("bing", settings, ["https://a.example.org/", "https://www.w3schools.com/Js/"]),
+             _engine_list("brave", settings, ["https://b.example.net/", "https://www.w3schools.com/js/"])]
+    fused = fuse(lists, settings, lead_region="global", now=NOW, intent=Intent())
+    w3 = [f for f in fused if f.domain == "w3schools.com"]
+    assert len(w3) == 1 and sorted(w3[0].engines) == ["bing", "brave"]
+    assert fused[0] is w3[0]
+
+
 @pytest.mark.parametrize("boost", list(BOOSTS))
 @pytest.mark.parametrize("first,second", INDEPENDENT_PAIRS)
 def test_two_engines_top_8_beat_a_lone_19th_row_whatever_its_domain_or_date(first, second, boost):

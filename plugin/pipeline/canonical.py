@@ -127,11 +127,13 @@ def _identity(url: str) -> str | None:
     host = parts.netloc
     if host.startswith("www."):
         host = host[4:]
-    path = quote(unquote(parts.path), safe=_PATH_SAFE)
+    # Paths compare without case: engines spell one page /js/ and /Js/ (w3schools), and two rows of one
+    # host whose paths differ only in case are one page in practice. The query keeps its case (video ids).
+    path = quote(unquote(parts.path).lower(), safe=_PATH_SAFE)
     if path.endswith("/"):
         path = path.rstrip("/")
     for suffix in ("/index.html", "/index.htm", "/index.php"):
-        if path.lower().endswith(suffix):
+        if path.endswith(suffix):
             path = path[: -len(suffix)]
     query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
     return f"{host}{path}" + (f"?{query}" if query else "")
