@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 # Han ideographs (incl. extension A and compatibility), kana, hangul, CJK punctuation excluded.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # a character class body
+_CJK = re.compile(f"[{CJK_CHARS}]")
 
 
 def is_cjk_char(char: str) -> bool:

@@ -325,6 +325,8 @@ def test_query_subjects_and_official_domains():
     assert official_domains("pythonic code", table) == ()
     assert official_domains("Vue3 组合式 API 文档", table) == ("vuejs.org",)
     assert official_domains("飞桨 安装", table) == ("paddlepaddle.org.cn",)
+    # Hangul names are matched inside words too: Korean attaches particles (카카오의 = Kakao's).
+    assert official_domains("카카오의 새 서비스", {"카카오": ["kakao.com"]}) == ("kakao.com",)
 
 
 # ----- freshness: only where time matters, only with a date the engine gave -----

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Mapping, Sequence
 
+from engines.script import has_cjk
 from plugin.pipeline.operators import Operators
 
 # A place named "New …" is not a request for new things. "Update" / 更新 are left out: in "rolling
@@ -81,7 +82,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     """A name as a whole word (digits may follow: vue3, python3); a name of one or two letters ("go",
     "r") only when a version number follows it, since alone it is an ordinary word."""
     escaped = re.escape(name.casefold()).replace(r"\ ", r"\s+")
-    if re.search(r"[\u3040-\u30ff\u3400-\u9fff]", name):  # CJK names have no word boundaries
+    if has_cjk(name):  # CJK text has no word boundaries (Korean attaches particles: 카카오의)
         return re.compile(escaped)
     tail = r"(?=\s*v?\d)" if len(name) <= 2 else r"(?![^\W\d_])"
     return re.compile(r"(?<![\w.+#-])" + escaped + tail)

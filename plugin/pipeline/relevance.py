@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence, TypeVar
 from urllib.parse import unquote
 
-from engines.script import has_cjk, is_cjk_char
+from engines.script import CJK_CHARS, has_cjk, is_cjk_char
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
 _WORD = re.compile(r"\w+")
 _NON_WORD = re.compile(r"\W+")
