@@ -118,3 +118,43 @@ async def test_cli(args, code, standins):
     else:
         assert result.returncode == 2
         assert json.loads(stdout)["error"]["code"] == code
+
+
+# ----- one rule for every integer argument -----
+SPELLINGS_OF_THREE = [3, 3.0, "3", " 3 ", "+3", "003"]
+NOT_INTEGERS = [True, 3.5, float("inf"), float("nan"), "3.5", "1_0", "0x3", "three", "3 4", [3], None.__class__]
+
+
+def _integer_readers():
+    from plugin.errors import FetchError
+    from plugin.pipeline.query import check_page, clamp_limit
+    from plugin.reading.attach import check_read
+    from plugin.reading.reader import _integer
+    settings = Settings()
+    return {
+        "limit": (lambda raw: clamp_limit(raw, 8), SearchError),
+        "page": (check_page, SearchError),
+        "read": (lambda raw: check_read(raw, settings), SearchError),
+        "offset": (lambda raw: _integer("offset", raw, 0), FetchError),
+    }
+
+
+@pytest.mark.parametrize("argument", ["limit", "page", "read", "offset"])
+def test_every_integer_argument_reads_the_same_spellings(argument):
+    """limit, page, read and a fetch's offset accept the same spellings of an integer and refuse the same
+    non-integers, each with invalid_parameter naming the argument (they were four parsers that disagreed:
+    read and offset took "1_0" as 10, page refused "-1" as not an integer rather than out of range)."""
+    read, error = _integer_readers()[argument]
+    for spelling in SPELLINGS_OF_THREE:
+        assert read(spelling) == 3, spelling
+    for bad in NOT_INTEGERS:
+        with pytest.raises(error) as raised:
+            read(bad)
+        assert raised.value.code == "invalid_parameter" and raised.value.details.get("parameter") == argument, bad
+    # A huge integer is still an integer: clamped where the argument clamps, refused where it does not.
+    huge = "9" * 5000
+    if argument == "page":
+        with pytest.raises(error):
+            read(huge)
+    else:
+        assert read(huge) >= 3

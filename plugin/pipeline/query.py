@@ -41,22 +41,27 @@ def clean_query(raw: object) -> str:
     return query
 
 
+def whole_number(raw: object) -> int | None:
+    """The integer a caller's argument spells, or None when it is not one: an int (not a bool), a float
+    with no fraction, or a string of an optional sign and digits, spaces around allowed. Every integer
+    argument (limit, page, read, offset, max_chars) is read by this one rule. Past nine digits only the
+    sign matters (every range here is far smaller, and int() of a ten-thousand-digit string is not free)."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        return int(raw) if raw.is_integer() else None
+    if isinstance(raw, str) and (digits := re.fullmatch(r"\s*([+-]?)(\d+)\s*", raw)):
+        sign, number = digits.groups()
+        return int(sign + number) if len(number) <= 9 else (-1 if sign == "-" else 1) * 10**9
+    return None
+
+
 def clamp_limit(raw: object, default: int) -> int:
     """An integer limit clamped to 1..20; a non-integer is refused, out-of-range is clamped."""
-    if raw is None:
-        value = default
-    elif isinstance(raw, bool):
-        raise SearchError(INVALID_PARAMETER, "limit must be an integer", parameter="limit")
-    elif isinstance(raw, int):
-        value = raw
-    elif isinstance(raw, float) and raw.is_integer():
-        value = int(raw)
-    elif isinstance(raw, str) and (digits := re.fullmatch(r"\s*([+-]?)(\d+)\s*", raw)):
-        # Any integer is clamped; past nine digits only its sign matters (and int() of a
-        # ten-thousand-digit string is not free).
-        sign, number = digits.groups()
-        value = int(sign + number) if len(number) <= 9 else (-1 if sign == "-" else 1) * 10**9
-    else:
+    value = default if raw is None else whole_number(raw)
+    if value is None:
         raise SearchError(INVALID_PARAMETER, f"limit must be an integer, got {str(raw)[:40]!r}", parameter="limit")
     return max(MIN_LIMIT, min(MAX_LIMIT, value))
 
@@ -109,13 +114,7 @@ def check_page(raw: object) -> int:
     last is not clamped: that would silently repeat rows the caller already has)."""
     if raw is None or raw == "":
         return 1
-    value: int | None = None
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        value = raw
-    elif isinstance(raw, float) and raw.is_integer():
-        value = int(raw)
-    elif isinstance(raw, str) and re.fullmatch(r"\s*\+?\d{1,4}\s*", raw):
-        value = int(raw)
+    value = whole_number(raw)
     if value is None or not 1 <= value <= MAX_PAGE:
         raise SearchError(INVALID_PARAMETER, f"page must be an integer from 1 to {MAX_PAGE}, got {str(raw)[:40]!r}",
                           parameter="page")

@@ -17,6 +17,7 @@ from typing import Mapping
 from plugin.errors import INVALID_PARAMETER, NOT_EXTRACTABLE, TIMEOUT, FetchError, SearchError
 from plugin.infra.logs import get_logger
 from plugin.models import ReadFailure, ResultRow, SearchResponse
+from plugin.pipeline.query import whole_number
 from plugin.reading.reader import Reader, slice_text
 from plugin.reading.sent import tidy_sent_text
 from plugin.settings import Settings
@@ -28,16 +29,10 @@ def check_read(value: object, settings: Settings) -> int:
     """How many rows to read: an integer, clamped to 0..read_max_results like a search's limit."""
     if value is None or value is False:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
-        raise SearchError(INVALID_PARAMETER, "read must be an integer (how many top results to read)",
-                          parameter="read")
-    try:
-        number = int(value.strip()) if isinstance(value, str) else int(value)
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError
-    except (ValueError, OverflowError):  # OverflowError: an infinite float (JSON's Infinity)
-        raise SearchError(INVALID_PARAMETER, f"read must be an integer, got {str(value)[:40]!r}",
-                          parameter="read") from None
+    number = whole_number(value)
+    if number is None:
+        raise SearchError(INVALID_PARAMETER, f"read must be an integer (how many top results to read), got "
+                                             f"{str(value)[:40]!r}", parameter="read")
     return max(0, min(number, settings.read_max_results))
 
 

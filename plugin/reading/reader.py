@@ -22,6 +22,7 @@ from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
 from plugin.infra.lifecycle import close_soon, run_sync
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
+from plugin.pipeline.query import whole_number
 from plugin.reading.documents import Document, build_document
 from plugin.reading.hops import PageClient
 from plugin.reading.robots import RobotsPolicy
@@ -48,19 +49,9 @@ def check_fetch_args(max_chars: object, offset: object, format: object, default_
 
 
 def _integer(name: str, value: object, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        raise FetchError(INVALID_PARAMETER, f"{name} must be an integer", parameter=name)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
+    number = default if value is None else whole_number(value)
+    if number is not None:
+        return number
     raise FetchError(INVALID_PARAMETER, f"{name} must be an integer, got {str(value)[:40]!r}", parameter=name)
 
 
