@@ -7,6 +7,8 @@ and the engines' own key variables such as `EXA_API_KEY`) < explicit arguments
 
 from __future__ import annotations
 
+import hashlib
+
 import difflib
 import json
 import logging
@@ -633,6 +635,12 @@ class Settings(BaseSettings):
         """
         endpoint = self.endpoints.get(engine)
         return f"{engine}@{endpoint.rstrip('/')}" if endpoint else engine
+
+    def sharing_key(self) -> str:
+        """Equal settings share one long-lived searcher or page reader, however often they are rebuilt.
+        Keys count (the dump masks them) without being kept in clear."""
+        keys = hashlib.sha256("\0".join(self.secret_values()).encode()).hexdigest()
+        return f"{self.model_dump_json()}|{keys}"
 
     def secret_values(self) -> list[str]:
         """Values no log, error or response may show: API keys, proxy credentials, secret-looking headers."""

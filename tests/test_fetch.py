@@ -649,8 +649,8 @@ async def test_readers_evicted_from_the_module_cache_are_closed(standins, monkey
     monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
     engine = await standins(page("<html><body><article><p>" + "Some text. " * 50 + "</p></article></body></html>"))
     readers, sessions = [], []
-    for i in range(9):  # the module keeps eight: the ninth evicts the first
-        reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True))
+    for i in range(9):  # the module keeps eight distinct settings' readers: the ninth evicts the first
+        reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True, fetch_max_chars=1000 + i))
         await reader.fetch(f"{engine.url}/page{i}")  # a page no cache holds: the reader opens its session
         readers.append(reader)
         sessions.append(reader.client.transport._session)  # the session this reader opened
@@ -658,6 +658,21 @@ async def test_readers_evicted_from_the_module_cache_are_closed(standins, monkey
     assert sessions[0].closed and not sessions[-1].closed
     for reader in readers[1:]:
         await reader.close()
+
+
+async def test_equal_settings_share_a_reader_and_none_reads_the_environment_again(monkeypatch):
+    """As searchers are: settings rebuilt per call (a harness building Settings(...) for each tool call)
+    share one reader instead of opening a session each time, and reader_for(None) follows the
+    environment (it kept the first default reader for the life of the process)."""
+    from plugin.reading import reader as reading
+
+    first = reading.reader_for(Settings(fetch_max_chars=1234))
+    assert reading.reader_for(Settings(fetch_max_chars=1234)) is first
+    assert reading.reader_for(Settings(fetch_max_chars=1235)) is not first
+    monkeypatch.setenv("METASEARCH_FETCH_MAX_CHARS", "2222")
+    assert reading.reader_for().settings.fetch_max_chars == 2222
+    monkeypatch.setenv("METASEARCH_FETCH_MAX_CHARS", "3333")
+    assert reading.reader_for().settings.fetch_max_chars == 3333
 
 
 async def test_module_fetch_uses_a_shared_reader(standins):

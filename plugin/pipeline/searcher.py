@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import hashlib
 import time
 from datetime import datetime
 from typing import Sequence
@@ -277,17 +276,11 @@ _searchers: dict[str, Searcher] = {}
 _retiring: set[asyncio.Task] = set()
 
 
-def _identity(settings: Settings) -> str:
-    """Equal settings share a searcher. Keys count (the dump masks them) without being kept in clear."""
-    keys = hashlib.sha256("\0".join(settings.secret_values()).encode()).hexdigest()
-    return f"{settings.model_dump_json()}|{keys}"
-
-
 def searcher_for(settings: Settings | None = None) -> Searcher:
     """The long-lived searcher for these settings; None reads the environment again (a key set since
     takes effect), and equal settings, however often rebuilt, share one searcher."""
     settings = settings if settings is not None else Settings()
-    key = _identity(settings)
+    key = settings.sharing_key()
     searcher = _searchers.pop(key, None)
     if searcher is None:
         searcher = Searcher(settings)

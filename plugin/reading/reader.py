@@ -153,20 +153,24 @@ class Reader:
 
 
 # ----- module-level API -----
-_readers: dict[int, tuple[Settings | None, Reader]] = {}
+# Long-lived readers, one per distinct settings (as searchers are), the least recently used last out.
+_KEPT_READERS = 8
+_readers: dict[str, Reader] = {}
 _retiring: set[asyncio.Task] = set()
 
 
 def reader_for(settings: Settings | None = None) -> Reader:
-    """A long-lived reader per settings object (the default one for None)."""
-    key = id(settings)
-    found = _readers.get(key)
-    if found is None or found[0] is not settings:
-        if len(_readers) >= 8:
-            close_soon(_readers.pop(next(iter(_readers)))[1].close, _retiring)  # evicted: its session closes
-        found = (settings, Reader(settings))
-        _readers[key] = found
-    return found[1]
+    """The long-lived reader for these settings; None reads the environment again, and equal settings,
+    however often rebuilt, share one reader (its session, page cache and robots verdicts)."""
+    settings = settings if settings is not None else Settings()
+    key = settings.sharing_key()
+    reader = _readers.pop(key, None)
+    if reader is None:
+        reader = Reader(settings)
+        while len(_readers) >= _KEPT_READERS:
+            close_soon(_readers.pop(next(iter(_readers))).close, _retiring)  # evicted: its session closes
+    _readers[key] = reader  # most recently used last
+    return reader
 
 
 async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, format: str = "markdown",
