@@ -1,0 +1,225 @@
+"""One contract for every state store, called in this process (the cross-process tests in test_state.py
+run the CLI in subprocesses, where mutation testing could not see which store code they exercise):
+memory, SQLite, a real Redis, and Redis behind the failover wrapper. Then what is particular to each:
+Redis's key layout and expiry, SQLite's purges, the failover's fallback and its warning."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from plugin.infra.cooldown import CooldownEntry
+from plugin.infra.state import (FailoverState, MemoryState, RedisState, RedisUnavailable, SqliteState,
+                                collecting_problems)
+from test_state import free_port, redis_server, redis_url  # noqa: F401  (a real Redis, as the state tests use)
+
+BACKENDS = ["memory", "sqlite", "redis", "failover"]
+ENTRY = CooldownEntry(until=2_000_000_000.5, failures=3, status="ratelimited", detail="HTTP 429 (retry after 60s)")
+
+
+@pytest.fixture
+async def store(request, tmp_path):
+    kind = request.param
+    if kind == "memory":
+        made = MemoryState()
+    elif kind == "sqlite":
+        made = SqliteState(tmp_path / "state.db")
+    else:
+        redis = RedisState(request.getfixturevalue("redis_url"))
+        made = redis if kind == "redis" else FailoverState(redis, MemoryState())
+    yield made
+    await made.close()
+    if isinstance(made, FailoverState):
+        await made.primary.close()
+
+
+def each_backend(test):
+    return pytest.mark.parametrize("store", BACKENDS, indirect=True)(test)
+
+
+@each_backend
+async def test_a_cooldown_is_stored_whole_listed_and_cleared_per_engine(store):
+    assert await store.get("bing") is None and await store.all() == {}
+    await store.put("bing", ENTRY)
+    other = CooldownEntry(until=1.0, failures=1, status="timeout")
+    await store.put("brave", other)
+    assert await store.get("bing") == ENTRY and await store.get("brave") == other
+    assert await store.all() == {"bing": ENTRY, "brave": other}
+    await store.clear("bing")
+    await store.clear("never-stored")
+    assert await store.get("bing") is None and await store.all() == {"brave": other}
+
+
+@each_backend
+async def test_update_hands_the_stored_entry_to_the_change_and_keeps_what_it_returns(store):
+    seen = []
+
+    def bump(entry):
+        seen.append(entry)
+        return CooldownEntry(until=100.0, failures=(entry.failures if entry else 0) + 1, status="error")
+
+    first = await store.update("bing", bump, 3600)
+    second = await store.update("bing", bump, 3600)
+    assert seen == [None, first] and second.failures == 2
+    assert await store.get("bing") == second and await store.get("brave") is None
+
+
+@each_backend
+async def test_the_cache_returns_what_was_put_under_its_key(store):
+    assert await store.cache_get("q1") is None
+    await store.cache_put("q1", '{"rows": 1}', 600)
+    await store.cache_put("q2", "other", 600)
+    assert await store.cache_get("q1") == '{"rows": 1}' and await store.cache_get("q2") == "other"
+    await store.cache_put("q1", "newer", 600)
+    assert await store.cache_get("q1") == "newer"
+
+
+@each_backend
+async def test_a_budget_gives_exactly_per_minute_requests_per_engine(store):
+    assert [await store.spend("bing", 3) for _ in range(5)] == [True, True, True, False, False]
+    assert await store.spend("brave", 1) is True and await store.spend("brave", 1) is False
+
+
+# ----- Redis: where things live, and for how long -----
+async def raw_redis(url):
+    import redis.asyncio as redis
+    return redis.Redis.from_url(url, decode_responses=True)
+
+
+async def test_redis_keys_are_prefixed_by_kind_and_expire(redis_url):
+    store = RedisState(redis_url)
+    raw = await raw_redis(redis_url)
+    try:
+        await store.put("bing", ENTRY)
+        assert 30 * 3600 - 5 <= await raw.ttl("metasearch:cooldown:bing") <= 30 * 3600
+        await store.update("brave", lambda _: ENTRY, keep_s=900)
+        assert 890 <= await raw.ttl("metasearch:cooldown:brave") <= 900
+        await store.update("mojeek", lambda _: ENTRY, keep_s=0.2)  # never a key without expiry, nor 0
+        assert await raw.ttl("metasearch:cooldown:mojeek") == 1
+        await store.cache_put("key1", "value", 300)
+        assert await raw.get("metasearch:cache:key1") == "value"
+        assert 295 <= await raw.ttl("metasearch:cache:key1") <= 300
+        await store.spend("bing", 10)
+        budget = [key async for key in raw.scan_iter(match="metasearch:budget:bing:*")]
+        assert len(budget) == 1 and int(budget[0].rsplit(":", 1)[1]) in (int(time.time() // 60),
+                                                                           int(time.time() // 60) - 1)
+        assert 110 <= await raw.ttl(budget[0]) <= 120
+        await store.clear("bing")
+        assert await raw.exists("metasearch:cooldown:bing") == 0
+        assert await raw.exists("metasearch:cooldown:brave") == 1
+    finally:
+        await raw.aclose()
+        await store.close()
+
+
+async def test_redis_stores_with_different_prefixes_do_not_see_each_other(redis_url):
+    ours, theirs = RedisState(redis_url), RedisState(redis_url, prefix="other-app:")
+    try:
+        await ours.put("bing", ENTRY)
+        await theirs.cache_put("k", "theirs", 60)
+        assert await theirs.get("bing") is None and await theirs.all() == {}
+        assert await ours.cache_get("k") is None and await ours.all() == {"bing": ENTRY}
+    finally:
+        await ours.close()
+        await theirs.close()
+
+
+async def test_concurrent_redis_updates_all_count(redis_url):
+    """WATCH/MULTI/EXEC: writers racing on one key retry until each increment lands."""
+    writers = [RedisState(redis_url) for _ in range(4)]
+
+    def bump(entry):
+        return CooldownEntry(until=0.0, failures=(entry.failures if entry else 0) + 1, status="error")
+
+    try:
+        await asyncio.gather(*(w.update("bing", bump, 600) for w in writers for _ in range(15)))
+        assert (await writers[0].get("bing")).failures == 60
+    finally:
+        for w in writers:
+            await w.close()
+
+
+async def test_an_unreachable_redis_is_redis_unavailable_naming_the_error():
+    store = RedisState(f"redis://127.0.0.1:{free_port()}/0")
+    for call in (store.get("bing"), store.update("bing", lambda _: ENTRY, 60), store.all(),
+                 store.cache_put("k", "v", 60)):
+        with pytest.raises(RedisUnavailable, match=r"^(ConnectionError|ConnectionRefusedError|OSError): .+"):
+            await call
+    await store.close()
+
+
+# ----- failover: Redis down, the embedded store carries on, and says so -----
+async def test_failover_uses_the_fallback_while_redis_is_down_and_says_so(caplog):
+    url = f"redis://user:hunter22@127.0.0.1:{free_port()}/0"
+    fallback = MemoryState()
+    store = FailoverState(RedisState(url), fallback)
+    assert store.warnings == []
+    with caplog.at_level(logging.WARNING, logger="metasearch.state"):
+        await store.put("bing", ENTRY)
+    assert await fallback.get("bing") == ENTRY and await store.get("bing") == ENTRY
+    warning = [r.getMessage() for r in caplog.records if "redis unavailable" in r.getMessage()]
+    assert len(warning) == 1 and "Connection" in warning[0] and warning[0].endswith("using the memory store")
+    assert store.warnings == [f"redis unavailable at redis://****@127.0.0.1:{url.rsplit(':', 1)[1]}; "
+                              "using the embedded memory store"]
+    await store.cache_put("k", "v", 60)
+    await store.update("brave", lambda _: ENTRY, 60)
+    assert await fallback.cache_get("k") == "v" and await store.cache_get("k") == "v"
+    assert await store.all() == {"bing": ENTRY, "brave": ENTRY}
+    await store.clear("bing")
+    assert await fallback.get("bing") is None
+    assert await store.spend("x", 1) is True and await store.spend("x", 1) is False
+    assert len([r for r in caplog.records if "redis unavailable" in r.getMessage()]) == 1  # retried after RETRY_S
+    await store.close()
+    await store.primary.close()
+
+
+# ----- SQLite: what it purges, and a failure that costs only that bit of state -----
+async def test_sqlite_update_forgets_entries_not_written_for_keep_s(tmp_path):
+    now = [1000.0]
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0])
+    await store.put("bing", ENTRY)
+    now[0] += 100
+    await store.update("brave", lambda _: ENTRY, keep_s=100)  # bing written exactly keep_s ago: kept
+    assert await store.get("bing") == ENTRY
+    now[0] += 0.5
+    await store.update("brave", lambda _: ENTRY, keep_s=100)
+    assert await store.get("bing") is None and await store.get("brave") == ENTRY
+    await store.close()
+
+
+async def test_sqlite_cache_entries_expire_at_their_time_and_are_purged_on_write(tmp_path):
+    now = [1000.0]
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0])
+    await store.cache_put("old", "v", 10)
+    now[0] += 9.9
+    assert await store.cache_get("old") == "v"
+    now[0] += 0.1
+    assert await store.cache_get("old") is None
+    await store.cache_put("new", "w", 10)
+    rows = store._db.execute("SELECT key FROM cache").fetchall()
+    assert rows == [("new",)]
+    await store.close()
+
+
+async def test_sqlite_budget_starts_again_each_minute_and_forgets_old_minutes(tmp_path):
+    now = [60 * 1000 + 59.0]
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0])
+    assert await store.spend("bing", 1) is True and await store.spend("bing", 1) is False
+    now[0] += 1  # the next minute
+    assert await store.spend("bing", 1) is True
+    assert store._db.execute("SELECT window FROM budget").fetchall() == [(1001,)]
+    await store.close()
+
+
+async def test_a_failing_sqlite_update_still_answers_and_reports_the_store(tmp_path):
+    store = SqliteState(tmp_path / "s.db")
+    await store.close()
+    with collecting_problems() as problems:
+        entry = await store.update("bing", lambda old: CooldownEntry(until=5.0, failures=1 if old is None else 9,
+                                                                      status="timeout"), 60)
+    assert entry.failures == 1  # the window the caller would have had, from no stored entry
+    assert problems == [f"state store {tmp_path / 's.db'} failed (ProgrammingError: the state store is closed); "
+                        "continuing without it"]
