@@ -223,3 +223,117 @@ async def test_a_failing_sqlite_update_still_answers_and_reports_the_store(tmp_p
     assert entry.failures == 1  # the window the caller would have had, from no stored entry
     assert problems == [f"state store {tmp_path / 's.db'} failed (ProgrammingError: the state store is closed); "
                         "continuing without it"]
+
+
+async def test_redis_expiry_is_never_zero_nor_rounded_up(redis_url):
+    """A keep or TTL under a second still expires (Redis refuses 0), after one second, not two."""
+    store = RedisState(redis_url)
+    raw = await raw_redis(redis_url)
+    try:
+        await store.put("bing", ENTRY, keep_s=0.3)
+        await store.cache_put("k", "v", 0.5)
+        for key in ("metasearch:cooldown:bing", "metasearch:cache:k"):
+            assert await raw.pttl(key) <= 1000 and await raw.pttl(key) != -1  # -2 once gone: still fine
+    finally:
+        await raw.aclose()
+        await store.close()
+
+
+def _clients(url) -> int:
+    import redis
+    with redis.Redis.from_url(url) as client:
+        return len(client.client_list())
+
+
+def test_a_redis_store_closes_its_connection_when_its_loop_ends_or_at_close(redis_url):
+    """One connection per event loop (asyncio.run per tool call), closed when that loop ends, or at
+    close() inside it: a long-lived process does not pile up connections on a shared Redis."""
+    store = RedisState(redis_url)
+    before = _clients(redis_url)
+
+    async def use(then_close: bool):
+        await store.cache_put("k", "v", 60)
+        assert _clients(redis_url) == before + 1
+        if then_close:
+            await store.close()
+            assert _clients(redis_url) == before
+
+    asyncio.run(use(then_close=False))
+    assert _clients(redis_url) == before  # the loop ended: its connection went with it
+    asyncio.run(use(then_close=False))  # a new loop gets a connection of its own, which works
+    assert _clients(redis_url) == before
+    asyncio.run(use(then_close=True))
+
+
+async def test_a_redis_update_that_always_conflicts_gives_up_naming_why(redis_url):
+    """Another writer changing the key between WATCH and EXEC, every time: after its retries the update
+    raises RedisUnavailable (the failover store then takes over) instead of spinning for ever."""
+    import redis
+
+    store = RedisState(redis_url)
+    rival = redis.Redis.from_url(redis_url)
+    calls = []
+
+    def change_while_another_writes(entry):
+        calls.append(entry)
+        rival.incr("metasearch:cooldown:bing:rival")  # not our key: must not conflict
+        rival.set("metasearch:cooldown:bing", '{"until": 0, "failures": %d, "status": "error"}' % len(calls))
+        return ENTRY
+
+    try:
+        with pytest.raises(RedisUnavailable, match="^cooldown update kept conflicting with other writers$"):
+            await store.update("bing", change_while_another_writes, 60)
+        assert len(calls) == 100
+    finally:
+        rival.close()
+        await store.close()
+
+
+async def test_closing_at_exit_ends_the_store_and_later_calls_only_degrade(tmp_path):
+    """Interpreter exit closes the embedded store from outside any loop; a call after that (a task still
+    finishing) is answered like any failed operation, with the reason, never an exception."""
+    store = SqliteState(tmp_path / "s.db")
+    await store.put("bing", ENTRY)
+    failover = FailoverState(RedisState(f"redis://127.0.0.1:{free_port()}/0"), store)
+    failover.close_at_exit()  # closes the embedded store behind it
+    closed = [f"state store {tmp_path / 's.db'} failed (ProgrammingError: the state store is closed); "
+              "continuing without it"]
+    with collecting_problems() as problems:
+        assert await store.get("bing") is None
+    assert problems == closed
+    store.close_at_exit()  # twice: nothing more happens
+    with collecting_problems() as problems:
+        assert await store.spend("bing", 1) is True
+    assert problems == closed
+    FailoverState(RedisState("redis://127.0.0.1:1/0"), MemoryState()).close_at_exit()  # nothing to close
+
+
+@pytest.mark.parametrize("wedged", ["from the start", "after the handshake"])
+async def test_a_redis_that_stops_answering_is_unavailable_not_a_hang(wedged):
+    """A wedged Redis (the port open, nothing coming back) must not hold a search: the connect and
+    socket timeouts turn it into RedisUnavailable, and the failover store takes over."""
+    accepted = []
+
+    async def silent(reader, writer):
+        accepted.append(writer)  # keep the connection open
+        while wedged == "after the handshake" and (chunk := await reader.read(65536)):
+            lines = chunk.split(b"\r\n")
+            if any(line.upper() == b"GET" for line in lines):
+                break  # the first real command: from here on, silence
+            writer.write(b"+OK\r\n" * sum(1 for line in lines if line.startswith(b"*")))  # CLIENT SETINFO ...
+            await writer.drain()
+        await asyncio.sleep(3600)
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    store = RedisState(f"redis://127.0.0.1:{port}/0")
+    try:
+        with pytest.raises(RedisUnavailable, match="Timeout"):
+            await asyncio.wait_for(store.get("bing"), 30)  # a hang would end here, as TimeoutError
+        assert accepted
+    finally:
+        for writer in accepted:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+        await store.close()
