@@ -6,6 +6,8 @@
     python scripts/mutation.py --report-only         # re-read the last run's results
     python scripts/mutation.py --rerun fusion        # after adding tests: re-run only the survivors and the
                                                      # unchecked (killed and timed-out ones stay as they were)
+    python scripts/mutation.py --sample 60 searcher  # a seeded random sample of 60 mutants per module, and
+                                                     # the score estimated from it with a 95 % interval
 
 Runs mutmut (pip install mutmut; it copies the project into ./mutants and runs the tests covering each
 mutated function), then prints the score per module: killed / (mutants - known equivalents). Not part of
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import random
 import re
 import subprocess
 import sys
@@ -97,6 +101,49 @@ def report(found: dict[str, str], modules: list[str], survivors: bool) -> dict:
     return rows
 
 
+def sample_of(found: dict[str, str], modules: list[str], size: int, seed: int) -> dict[str, list[str]]:
+    """`size` mutants of each module drawn uniformly at random (seeded, so a rerun draws the same ones).
+    The modules that run most of the suite per mutant (the searcher, runner, tiers) take hours in full;
+    a sample of every kind of mutant, killed or not, estimates their score without that bias."""
+    rng = random.Random(seed)
+    by_module: dict[str, list[str]] = defaultdict(list)
+    for name in sorted(found):
+        by_module[module_of(name)].append(name)
+    return {module: sorted(rng.sample(by_module[module], min(size, len(by_module[module]))))
+            for module in modules if by_module.get(module)}
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion (sound near 0 and 1, unlike the normal one)."""
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def report_sample(found: dict[str, str], sample: dict[str, list[str]]) -> dict:
+    equivalents: dict[str, str] = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+    rows = {}
+    print("module  sampled  killed  estimate [95% interval]  other")
+    for module, names in sample.items():
+        counts: dict[str, int] = defaultdict(int)
+        for name in names:
+            status = found.get(name, "not checked")
+            counts["equivalent" if name in equivalents and status != "killed" else status] += 1
+        scored = len(names) - counts.get("equivalent", 0)
+        killed = counts.get("killed", 0)
+        low, high = wilson(killed, scored)
+        rows[module] = {"sampled": len(names), "killed": killed, "score": round(killed / scored, 3) if scored else None,
+                        "interval": [round(low, 3), round(high, 3)],
+                        **{k: v for k, v in counts.items() if k != "killed"}}
+        other = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "killed")
+        estimate = f"{killed / scored:.0%} [{low:.0%}, {high:.0%}]" if scored else "-"
+        print(f"{module}  {len(names)}  {killed}  {estimate}  {other}")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("words", nargs="*", help="only modules whose dotted name contains one of these")
@@ -104,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--survivors", action="store_true", help="print the diff of every surviving mutant")
     parser.add_argument("--report-only", action="store_true", help="do not run; report the last results")
     parser.add_argument("--json", action="store_true", help="print the per-module table as JSON too")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="run a seeded random sample of N mutants per module (those not yet killed, timed out "
+                             "or known equivalent) and estimate each module's score from the sample")
+    parser.add_argument("--seed", type=int, default=14, help="the sample's seed (default 14)")
     parser.add_argument("--rerun", action="store_true",
                         help="re-run only the last run's survivors and unchecked mutants (not the killed, "
                              "timed-out or known equivalent ones)")
@@ -112,6 +163,18 @@ def main(argv: list[str] | None = None) -> int:
     if not modules:
         print("no configured module matches; see [tool.mutmut] only_mutate in pyproject.toml", file=sys.stderr)
         return 2
+    if args.sample:
+        equivalents = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+        found = results()
+        sample = sample_of(found, modules, args.sample, args.seed)
+        names = [name for names in sample.values() for name in names
+                 if found.get(name) not in ("killed", "timeout") and name not in equivalents]
+        if names and not args.report_only:
+            run_mutmut(modules, args.children, names)
+        rows = report_sample(results(), sample)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        return 0
     if args.rerun:
         equivalents = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
         names = sorted(name for name, status in results().items() if module_of(name) in modules

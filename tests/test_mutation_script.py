@@ -1,0 +1,43 @@
+"""scripts/mutation.py's arithmetic: the per-module score and the sampled estimate (mutmut itself is not
+run here: that takes minutes per module)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("mutation_script", ROOT / "scripts" / "mutation.py")
+mutation = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mutation)
+
+
+def test_wilson_interval_matches_the_formula_and_stays_within_0_and_1():
+    low, high = mutation.wilson(45, 50)
+    assert (round(low, 3), round(high, 3)) == (0.786, 0.957)
+    assert mutation.wilson(0, 10)[0] == 0.0 and mutation.wilson(10, 10)[1] == 1.0
+    assert mutation.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_a_sample_is_seeded_per_module_and_never_larger_than_the_module():
+    found = {f"plugin.pipeline.searcher.x_run__mutmut_{i}": "killed" for i in range(1, 101)}
+    found |= {f"plugin.infra.state.xǁMemoryStateǁspend__mutmut_{i}": "survived" for i in range(1, 6)}
+    modules = ["plugin.pipeline.searcher", "plugin.infra.state"]
+    first = mutation.sample_of(found, modules, 20, seed=3)
+    assert first == mutation.sample_of(found, modules, 20, seed=3)
+    assert first != mutation.sample_of(found, modules, 20, seed=4)
+    assert len(first["plugin.pipeline.searcher"]) == 20 and len(first["plugin.infra.state"]) == 5
+    assert all(name.startswith("plugin.pipeline.searcher.") for name in first["plugin.pipeline.searcher"])
+
+
+def test_the_sampled_score_leaves_known_equivalents_out(tmp_path, monkeypatch, capsys):
+    equivalents = tmp_path / "equivalents.json"
+    equivalents.write_text(json.dumps({"m.x_f__mutmut_3": "no input tells them apart"}))
+    monkeypatch.setattr(mutation, "EQUIVALENTS", equivalents)
+    found = {"m.x_f__mutmut_1": "killed", "m.x_f__mutmut_2": "survived", "m.x_f__mutmut_3": "survived",
+             "m.x_f__mutmut_4": "killed"}
+    rows = mutation.report_sample(found, {"m": sorted(found)})
+    assert rows["m"]["score"] == 0.667 and rows["m"]["equivalent"] == 1
+    assert rows["m"]["interval"][0] < 2 / 3 < rows["m"]["interval"][1]
+    assert "m  4  2  67%" in capsys.readouterr().out
