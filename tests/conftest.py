@@ -71,6 +71,20 @@ def private_state(tmp_path, monkeypatch):
     return state
 
 
+@pytest.fixture(autouse=True)
+def cold_caches():
+    """Every test starts with the pipeline's memo caches empty (canonical URLs, official-name patterns),
+    so what a test exercises does not depend on which tests ran before it. Mutation testing relies on
+    it: mutmut maps each function to the tests that call it in one run of the suite, and a function
+    behind a warm cache was only ever called by the first test that needed it (the official-name
+    patterns' mutants survived, run against that one unrelated test alone)."""
+    from plugin.pipeline import canonical, intent
+
+    intent._PATTERNS.clear()
+    for cached in (canonical._canonical_url, canonical._identity, canonical._host_of, canonical._registrable):
+        cached.cache_clear()
+
+
 # ----- loopback stand-ins -----
 from standins import StandIn  # noqa: E402
 

@@ -79,3 +79,14 @@ async def test_the_love_poems_are_still_dropped(standins):
     response = await search(standins, "tình hình thời tiết", {"bing": poems, "brave": brave})
     assert {report.name: report.status for report in response.engines} == {"bing": "irrelevant",
                                                                            "brave": "irrelevant"}
+
+
+def test_a_correction_exactly_as_close_as_the_threshold_is_a_respelling():
+    """CORRECTION_MIN_SIMILARITY is inclusive: 'abcxy' shares 3 of 5 letters in order with 'abcde', a
+    ratio of exactly 0.6; one letter fewer in common and it is another question."""
+    from plugin.pipeline.filters import CORRECTION_MIN_SIMILARITY, spelling_of
+
+    assert CORRECTION_MIN_SIMILARITY == 0.6
+    assert spelling_of("abcxy", "abcde") and spelling_of("ABCXY", "abcde")  # folded before comparing
+    assert not spelling_of("abxyz", "abcde") and not spelling_of(None, "abcde") and not spelling_of("", "x")
+    assert spelling_of("javascrpt tutorail", "javascript tutorial")
