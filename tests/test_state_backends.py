@@ -337,3 +337,91 @@ async def test_a_redis_that_stops_answering_is_unavailable_not_a_hang(wedged):
         server.close()
         await server.wait_closed()
         await store.close()
+
+
+# ----- opening the embedded store -----
+def test_a_new_store_file_is_switched_to_wal(tmp_path):
+    """WAL lets the readers of one process and the writer of another overlap (the file keeps the mode)."""
+    import sqlite3
+
+    SqliteState(tmp_path / "new.db").close_at_exit()
+    with sqlite3.connect(tmp_path / "new.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _refusing_connect(monkeypatch, message: str, times: int) -> list[int]:
+    """sqlite3.connect whose first `times` connections fail to switch the file with `message`."""
+    import sqlite3
+
+    import plugin.infra.state as state_module
+
+    real_connect, calls = sqlite3.connect, []
+
+    class Refusing:
+        def __init__(self, db):
+            self._db = db
+
+        def execute(self, sql, *args):
+            if sql.startswith("PRAGMA journal_mode") and len(calls) <= times:
+                raise sqlite3.OperationalError(message)
+            return self._db.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._db, name)
+
+    def connect(*args, **kwargs):
+        calls.append(1)
+        return Refusing(real_connect(*args, **kwargs))
+
+    monkeypatch.setattr(state_module.sqlite3, "connect", connect)
+    return calls
+
+
+def test_opening_retries_a_busy_or_locked_file_and_gives_up_after_ten_tries(tmp_path, monkeypatch):
+    import sqlite3
+
+    calls = _refusing_connect(monkeypatch, "database is busy", times=1)
+    SqliteState(tmp_path / "busy.db").close_at_exit()
+    assert len(calls) == 2
+    calls = _refusing_connect(monkeypatch, "database is locked", times=100)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        SqliteState(tmp_path / "locked.db")
+    assert len(calls) == 10
+
+
+def test_opening_does_not_retry_other_errors(tmp_path, monkeypatch):
+    import sqlite3
+
+    calls = _refusing_connect(monkeypatch, "disk I/O error", times=100)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        SqliteState(tmp_path / "broken.db")
+    assert len(calls) == 1
+
+
+def test_an_unusable_store_file_is_logged_with_its_reason(tmp_path, caplog):
+    from plugin.infra.state import embedded_state
+    from plugin.settings import Settings
+
+    (tmp_path / "state.sqlite3").write_bytes(b"this is not a database" * 100)
+    with caplog.at_level(logging.WARNING, logger="metasearch.state"):
+        state = embedded_state(Settings(state_dir=tmp_path))
+    expected = (f"state store {tmp_path / 'state.sqlite3'} unusable (DatabaseError: file is not a database); "
+                "using in-memory state")
+    assert isinstance(state, MemoryState) and state.warnings == [expected]
+    assert [r.getMessage() for r in caplog.records] == [expected]
+
+
+async def test_a_failing_update_is_logged_as_it_is_reported(tmp_path, caplog):
+    store = SqliteState(tmp_path / "s.db")
+    await store.close()
+    with caplog.at_level(logging.WARNING, logger="metasearch.state"), collecting_problems() as problems:
+        await store.update("bing", lambda _: ENTRY, 60)
+    assert [r.getMessage() for r in caplog.records] == problems and len(problems) == 1
+
+
+async def test_memory_cache_forgets_an_expired_entry_when_it_is_read():
+    now = [100.0]
+    store = MemoryState(clock=lambda: now[0])
+    await store.cache_put("k", "v", 5)
+    now[0] = 105.0
+    assert await store.cache_get("k") is None and "k" not in store._cache  # not kept until the next purge
