@@ -425,3 +425,15 @@ async def test_memory_cache_forgets_an_expired_entry_when_it_is_read():
     await store.cache_put("k", "v", 5)
     now[0] = 105.0
     assert await store.cache_get("k") is None and "k" not in store._cache  # not kept until the next purge
+
+
+async def test_the_embedded_store_makes_its_folders_and_runs_on_one_thread_of_its_own(tmp_path):
+    """~/.local/state may not exist yet on a new machine; and one named thread owns the connection, so
+    transactions never interleave and a thread dump says whose thread it is."""
+    import threading
+
+    store = SqliteState(tmp_path / "not" / "yet" / "there" / "state.db")
+    names = await asyncio.gather(*(store._run(lambda: threading.current_thread().name) for _ in range(20)))
+    assert len(set(names)) == 1 and names[0].startswith("metasearch-sqlite")
+    assert names[0] != threading.current_thread().name
+    await store.close()
