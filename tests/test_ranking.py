@@ -487,3 +487,9 @@ async def test_the_search_ranks_with_the_querys_intent():
     assert [r.url for r in web] == ["https://a.example.cn/", "https://b.example.cn/", "https://www.python.org/cd"]
     assert [r.url for r in news][0] == "https://b.example.cn/"
     assert [r.url for r in named][0] == "https://www.python.org/cd"
+
+
+def test_gate_words_count_years_not_short_numbers_and_a_lone_cjk_character_is_a_unit():
+    assert build_gate("python 2026 release").words == ("python", "2026", "release")
+    assert build_gate("Voyager 1 news").words == ("voyager", "news")
+    assert build_gate("python 猫 教程").bigrams == frozenset({"猫", "教程"})
