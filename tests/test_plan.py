@@ -52,3 +52,11 @@ def test_each_engine_is_asked_the_request_over_the_settings(monkeypatch):
     asked = engine_options(settings, ENGINES["bing"], own)
     assert (asked.region, asked.safesearch, asked.count, asked.api_key) == ("ja-JP", "off", 10, None)
     assert (asked.page, asked.category, asked.time_range, asked.site) == (1, "web", None, None)
+
+
+def test_operators_are_read_at_the_plans_reference_time():
+    """A replayed search (bench, recorded fixtures) plans at its recording time: "since 2021" asked in
+    March 2021 is the past year, and the same words read today are too old for any native range."""
+    then = datetime(2021, 3, 1)
+    assert make_plan(Settings(), "rust news since 2021", now=then).operators.time_range == "year"
+    assert make_plan(Settings(), "rust news since 2021", now=NOW).operators.time_range is None

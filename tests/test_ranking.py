@@ -493,3 +493,12 @@ def test_gate_words_count_years_not_short_numbers_and_a_lone_cjk_character_is_a_
     assert build_gate("python 2026 release").words == ("python", "2026", "release")
     assert build_gate("Voyager 1 news").words == ("voyager", "news")
     assert build_gate("python 猫 教程").bigrams == frozenset({"猫", "教程"})
+
+
+def test_cjk_gate_units_ascii_stop_words_and_what_it_keeps_of_its_settings():
+    gate = build_gate("how to 安装 python")
+    assert gate.ascii_words == frozenset({"python"}) and gate.bigrams == frozenset({"安装"})
+    # One CJK unit and one ASCII word (worth two): at most 3 units can match, so 5 asked is 3 required.
+    gate = build_gate("猫 python", 5)
+    assert gate.required == 3 and gate.min_units == 5
+    assert build_gate("猫 python", 2).required == 2
