@@ -437,3 +437,21 @@ async def test_the_embedded_store_makes_its_folders_and_runs_on_one_thread_of_it
     assert len(set(names)) == 1 and names[0].startswith("metasearch-sqlite")
     assert names[0] != threading.current_thread().name
     await store.close()
+
+
+def test_the_state_backend_setting_picks_the_store(tmp_path):
+    from plugin.infra.state import open_state
+    from plugin.settings import Settings
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    assert type(open_state(Settings(state_backend="memory", redis_url=url))) is MemoryState
+    embedded = open_state(Settings(state_backend="auto", state_dir=tmp_path))
+    assert type(embedded) is SqliteState
+    embedded.close_at_exit()
+    for backend in ("auto", "redis"):
+        store = open_state(Settings(state_backend=backend, redis_url=url, state_dir=tmp_path))
+        assert type(store) is FailoverState and store.primary.url == url
+        store.close_at_exit()
+    alone = open_state(Settings(state_backend="redis", state_dir=tmp_path))
+    assert type(alone) is MemoryState
+    assert alone.warnings == ["state_backend is redis but METASEARCH_REDIS_URL is not set"]
