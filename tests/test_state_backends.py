@@ -455,3 +455,18 @@ def test_the_state_backend_setting_picks_the_store(tmp_path):
     alone = open_state(Settings(state_backend="redis", state_dir=tmp_path))
     assert type(alone) is MemoryState
     assert alone.warnings == ["state_backend is redis but METASEARCH_REDIS_URL is not set"]
+
+
+def test_a_redis_url_without_the_redis_package_uses_the_embedded_store_and_says_so(tmp_path, monkeypatch):
+    import importlib.util
+
+    from plugin.infra.state import open_state
+    from plugin.settings import Settings
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "redis" else real(name, *a))
+    store = open_state(Settings(redis_url="redis://127.0.0.1:6379/0", state_dir=tmp_path))
+    assert type(store) is SqliteState
+    assert store.warnings == ["METASEARCH_REDIS_URL is set but the redis package is not installed "
+                              "(pip install 'metasearch[redis]'); using the embedded store"]
+    store.close_at_exit()
