@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import AsyncGenerator, Awaitable, Callable, TypeVar
+from typing import Any, AsyncGenerator, Awaitable, Callable, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -65,3 +65,36 @@ def close_soon(close: Callable[[], Awaitable[None]], pending: set[asyncio.Task])
     task = loop.create_task(close())  # type: ignore[arg-type]
     pending.add(task)
     task.add_done_callback(pending.discard)
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class KeptPerSettings(Generic[C]):
+    """Long-lived objects (searchers, page readers), one per distinct settings: equal settings, however
+    often rebuilt, share one (`Settings.sharing_key`); past `keep` the least recently used is closed
+    without making the caller wait (`close_soon`)."""
+
+    def __init__(self, make: Callable[[Any], C], keep: int = 8):
+        self.make, self.keep = make, keep
+        self.kept: dict[str, C] = {}
+        self.retiring: set[asyncio.Task] = set()
+
+    def get(self, settings: Any) -> C:
+        key = settings.sharing_key()
+        found = self.kept.pop(key, None)
+        if found is None:
+            found = self.make(settings)
+            while len(self.kept) >= self.keep:
+                close_soon(self.kept.pop(next(iter(self.kept))).close, self.retiring)
+        self.kept[key] = found  # most recently used last
+        return found
+
+    def release(self) -> list[C]:
+        """Forget every kept object and hand them over (to be closed at interpreter exit)."""
+        kept, self.kept = list(self.kept.values()), {}
+        return kept

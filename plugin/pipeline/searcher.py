@@ -15,7 +15,6 @@ Identical searches in flight at once share one execution.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import time
 from datetime import datetime
@@ -25,7 +24,7 @@ from engines import ENGINES
 from engines.base import Engine, Row
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
-from plugin.infra.lifecycle import close_soon, run_sync
+from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.logs import register_secrets
 from plugin.infra.state import State, collecting_problems, open_state
 from plugin.infra.secrets import redact
@@ -271,37 +270,22 @@ class Searcher:
 # Long-lived searchers, one per distinct settings, the least recently used last out. A searcher's HTTP
 # sessions and Redis client close when the event loop they were made in ends (plugin.infra.lifecycle),
 # so `asyncio.run(search(...))` per call leaks nothing; one evicted from here is closed.
-_KEPT_SEARCHERS = 8
-_searchers: dict[str, Searcher] = {}
-_retiring: set[asyncio.Task] = set()
+_searchers: KeptPerSettings[Searcher] = KeptPerSettings(Searcher, keep=8)
 
 
 def searcher_for(settings: Settings | None = None) -> Searcher:
     """The long-lived searcher for these settings; None reads the environment again (a key set since
-    takes effect), and equal settings, however often rebuilt, share one searcher."""
-    settings = settings if settings is not None else Settings()
-    key = settings.sharing_key()
-    searcher = _searchers.pop(key, None)
-    if searcher is None:
-        searcher = Searcher(settings)
-        while len(_searchers) >= _KEPT_SEARCHERS:
-            _retire(_searchers.pop(next(iter(_searchers))))
-    _searchers[key] = searcher  # most recently used last
-    return searcher
-
-
-def _retire(searcher: Searcher) -> None:
-    """Close an evicted searcher (sessions, store) without making the caller wait for it; outside a loop
-    it never opened a session, and its store closes at exit."""
-    close_soon(searcher.close, _retiring)
+    takes effect), and equal settings, however often rebuilt, share one searcher. One evicted is closed
+    (sessions, store) without making the caller wait; outside a loop it never opened a session, and its
+    store closes at exit."""
+    return _searchers.get(settings if settings is not None else Settings())
 
 
 @atexit.register
 def _close_stores_at_exit() -> None:
     """The embedded store's connection of every kept searcher, closed before the interpreter goes."""
-    for searcher in list(_searchers.values()):
+    for searcher in _searchers.release():
         searcher.state_closed_at_exit()
-    _searchers.clear()
 
 
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,

@@ -19,7 +19,7 @@ from typing import Callable
 from aiohttp.abc import AbstractResolver
 
 from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
-from plugin.infra.lifecycle import close_soon, run_sync
+from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
 from plugin.pipeline.query import whole_number
@@ -154,23 +154,13 @@ class Reader:
 
 # ----- module-level API -----
 # Long-lived readers, one per distinct settings (as searchers are), the least recently used last out.
-_KEPT_READERS = 8
-_readers: dict[str, Reader] = {}
-_retiring: set[asyncio.Task] = set()
+_readers: KeptPerSettings[Reader] = KeptPerSettings(Reader, keep=8)
 
 
 def reader_for(settings: Settings | None = None) -> Reader:
     """The long-lived reader for these settings; None reads the environment again, and equal settings,
     however often rebuilt, share one reader (its session, page cache and robots verdicts)."""
-    settings = settings if settings is not None else Settings()
-    key = settings.sharing_key()
-    reader = _readers.pop(key, None)
-    if reader is None:
-        reader = Reader(settings)
-        while len(_readers) >= _KEPT_READERS:
-            close_soon(_readers.pop(next(iter(_readers))).close, _retiring)  # evicted: its session closes
-    _readers[key] = reader  # most recently used last
-    return reader
+    return _readers.get(settings if settings is not None else Settings())
 
 
 async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, format: str = "markdown",
