@@ -105,3 +105,27 @@ def test_the_answer_key_is_the_upstream_the_engine_the_query_as_words_and_the_op
     assert key != answer_key(settings, bing, "rust async", SearchOptions(region="de-DE"))
     elsewhere = Settings(endpoints={"bing": "http://127.0.0.1:9"})
     assert key != answer_key(elsewhere, bing, "rust async", SearchOptions())  # another upstream
+
+
+# ----- the identity of a whole search (identical searches in flight share one run; pages are kept under it)
+def test_a_search_identity_counts_every_option_and_only_them():
+    from datetime import datetime
+
+    settings = Settings(safesearch="moderate", region="en-US")
+    searcher = Searcher(settings)
+    now = datetime(2026, 11, 30, 9, 0)
+
+    def keys(query="rust async", **options):
+        plan = searcher.plan(query, now=now, **options)
+        return searcher.cache_key(plan), searcher.query_key(plan)
+
+    base = keys()
+    assert keys("  Rust   ASYNC ") == base  # spacing and case are not another query
+    for options in ({"engines": ["bing"]}, {"engines": ["bing", "brave"]}, {"safesearch": "off"},
+                    {"safesearch": "strict"}, {"region": "de-DE"}, {"time_range": "week"}, {"site": "docs.rs"},
+                    {"allowed_domains": ["docs.rs"]}, {"blocked_domains": ["spam.example"]}, {"category": "news"}):
+        other = keys(**options)
+        assert other[0] != base[0] and other[1] != base[1], options
+    assert keys(safesearch="off") != keys(safesearch="strict")
+    assert keys(limit=3)[0] != base[0] and keys(limit=3)[1] == base[1]  # a page's rows, not another query
+    assert keys(page=2)[0] != base[0] and keys(page=2)[1] == base[1]
