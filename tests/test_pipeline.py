@@ -272,8 +272,27 @@ async def test_core_word_retry_for_a_long_cjk_query(standins):
     assert len(queries) == 2
     assert queries[0].startswith("请问如何在集群中配置滚动更新策略呢")
     assert "请问" not in queries[1] and "如何" not in queries[1] and "配置滚动更新策略" in queries[1]
-    assert response.engines[0].status == "ok" and "retried with core words" in response.engines[0].detail
+    assert response.engines[0].status == "ok"
+    assert response.engines[0].detail == f"retried with core words {queries[1]!r}"
     assert response.results[0].domain == "kubernetes.io"
+
+
+async def test_a_cached_core_word_answer_says_it_was_retried(standins, monkeypatch):
+    """The cache keeps the core-word variant with the answer; served from it, the engine's report is the
+    one the search that asked got (cached, and retried with those words), and the engine is not asked."""
+    monkeypatch.setenv("METASEARCH_CACHE_TTL_S", "300")
+    junk = bing_page([("如何（汉语词语）_百度百科", "https://baike.baidu.com/item/如何", "如何，汉语词语")])
+    good = bing_page([("Kubernetes 滚动更新 配置 指南", "https://kubernetes.io/zh-cn/docs/rolling-update/",
+                       "在 Kubernetes 中配置 Deployment 的滚动更新策略")])
+    engine = await standins(sequence(page(junk), page(good)))
+    s = searcher({"bing-cn": engine.url})
+    first = await s.search("请问如何在集群中配置滚动更新策略呢")
+    again = await s.search("请问如何在集群中配置滚动更新策略呢", page=1)
+    await s.close()
+    assert len(engine.requests) == 2  # the first search's two; none for the second
+    assert again.engines[0].cached and again.engines[0].status == "ok"
+    assert again.engines[0].detail == first.engines[0].detail and "retried with core words" in first.engines[0].detail
+    assert [r.url for r in again.results] == [r.url for r in first.results]
 
 
 async def test_no_core_word_retry_when_the_first_answer_has_rows(standins):
