@@ -90,3 +90,41 @@ def test_a_correction_exactly_as_close_as_the_threshold_is_a_respelling():
     assert spelling_of("abcxy", "abcde") and spelling_of("ABCXY", "abcde")  # folded before comparing
     assert not spelling_of("abxyz", "abcde") and not spelling_of(None, "abcde") and not spelling_of("", "x")
     assert spelling_of("javascrpt tutorail", "javascript tutorial")
+
+
+def test_a_cjk_list_is_restored_to_the_pages_another_index_shares_only():
+    """For a CJK query the gate judges rows, so agreement restores rows: the pages another index also
+    found, not the rest of the list."""
+    from engines import ENGINES
+    from engines.base import Row
+    from plugin.pipeline.filters import restore_agreeing
+    from plugin.pipeline.plan import make_plan
+    from plugin.pipeline.runner import EngineRun
+
+    plan = make_plan(Settings(), "成都天气预报")
+    shared = [Row("Weather A", "https://a.example/w", "", 1), Row("Weather B", "https://b.example/w", "", 2)]
+    own = Row("Other", "https://c.example/", "", 3)
+    bing_cn = EngineRun(ENGINES["bing-cn"], "primary", "irrelevant", rows=3, all_rows=[*shared, own])
+    baidu = EngineRun(ENGINES["baidu"], "primary", "irrelevant", rows=3,
+                      all_rows=[Row("天气 B", "https://b.example/w", "", 1), Row("天气 A", "https://a.example/w/", "", 2),
+                                Row("Else", "https://d.example/", "", 3)])
+    restored = {run.engine.name: run for run in restore_agreeing([bing_cn, baidu], plan)}
+    assert [row.url for row in restored["bing-cn"].kept] == [row.url for row in shared]
+    assert restored["bing-cn"].status == "ok"
+    assert restored["bing-cn"].detail == ("kept: 2 of its pages also found by baidu (another index), "
+                                          "though none shares the query's words")
+    assert bing_cn.status == "irrelevant" and bing_cn.kept == []  # the run itself is not changed
+
+
+def test_rows_all_outside_the_operators_say_which_filter():
+    from datetime import datetime
+
+    from engines import ENGINES
+    from engines.base import Row
+    from plugin.pipeline.filters import survivors
+    from plugin.pipeline.plan import make_plan
+
+    plan = make_plan(Settings(), "rust async site:docs.rs", now=datetime(2026, 11, 30), time_range="week")
+    rows = [Row("Rust async", "https://other.example/a", "rust async", 1),
+            Row("Rust async 2", "https://x.example/b", "rust async", 2)]
+    assert survivors(ENGINES["bing"], rows, plan) == ([], "empty", "2 rows, none inside the site=docs.rs/time=week filter")
