@@ -187,6 +187,20 @@ async def test_identical_searches_in_flight_share_one_execution(standins):
     assert [len(r.results) for r in more] == [3, 5]
 
 
+async def test_engine_runs_are_shared_within_the_minute_of_their_reference_time_only(standins):
+    """An engine's run reads relative dates ("3 days ago") against the plan's clock: runs planned in the
+    same minute share one request, runs planned a minute apart (a day boundary may lie between) do not."""
+    from datetime import datetime
+
+    bing = await standins(page(bing_page(ROWS), delay=0.3))
+    s = make({"bing": bing.url})
+    at = [datetime(2026, 11, 30, 23, 59, 1), datetime(2026, 11, 30, 23, 59, 58), datetime(2026, 12, 1, 0, 0, 1)]
+    plans = [s.plan("rust async runtime", now=now) for now in at]
+    await asyncio.gather(*(s.run_tiers(plan) for plan in plans))
+    await s.close()
+    assert len(bing.requests) == 2
+
+
 async def test_a_caller_giving_up_does_not_cancel_the_shared_search(standins):
     engine = await standins(page(bing_page(ROWS), delay=0.4))
     s = make({"bing": engine.url})
