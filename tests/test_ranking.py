@@ -502,3 +502,17 @@ def test_cjk_gate_units_ascii_stop_words_and_what_it_keeps_of_its_settings():
     gate = build_gate("猫 python", 5)
     assert gate.required == 3 and gate.min_units == 5
     assert build_gate("猫 python", 2).required == 2
+
+
+def test_official_names_short_ones_with_a_version_longest_first_and_by_category():
+    table = Settings().official_sites
+    assert official_domains("go v1.22 release notes", table) == ("go.dev", "golang.org")  # v before the number
+    assert official_domains("vue router guide", table) == ("vuejs.org",)  # three letters: a name on its own
+    assert official_domains("git rebase onto", table) != ()
+    # The longer name is read first, whatever the alphabet says, and the shorter one inside it then does not count.
+    assert official_domains("android studio download", {"studio": ["studio.example"],
+                                                         "android studio": ["developer.android.com"]}) == (
+        "developer.android.com",)
+    for category in ("docs", "package"):
+        assert read_intent("tokio spawn", official_sites=table, category=category).reference
+    assert not read_intent("tokio spawn", official_sites=table, category="general").reference
