@@ -260,11 +260,15 @@ async def test_rows_from_different_engines_merge_into_one(standins):
     assert len(downloads) == 1 and sorted(downloads[0].engines) == ["bing", "duckduckgo-html"]
 
 
+# A long CJK query's first page (a dictionary entry for one of its function words) and the page its core
+# words find.
+LONG_QUERY_JUNK = bing_page([("如何（汉语词语）_百度百科", "https://baike.baidu.com/item/如何", "如何，汉语词语")])
+LONG_QUERY_GOOD = bing_page([("Kubernetes 滚动更新 配置 指南", "https://kubernetes.io/zh-cn/docs/rolling-update/",
+                              "在 Kubernetes 中配置 Deployment 的滚动更新策略")])
+
+
 async def test_core_word_retry_for_a_long_cjk_query(standins):
-    junk = bing_page([("如何（汉语词语）_百度百科", "https://baike.baidu.com/item/如何", "如何，汉语词语")])
-    good = bing_page([("Kubernetes 滚动更新 配置 指南", "https://kubernetes.io/zh-cn/docs/rolling-update/",
-                       "在 Kubernetes 中配置 Deployment 的滚动更新策略")])
-    engine = await standins(sequence(page(junk), page(good)))
+    engine = await standins(sequence(page(LONG_QUERY_JUNK), page(LONG_QUERY_GOOD)))
     s = searcher({"bing-cn": engine.url})
     response = await s.search("请问如何在集群中配置滚动更新策略呢")
     await s.close()
@@ -281,10 +285,7 @@ async def test_a_cached_core_word_answer_says_it_was_retried(standins, monkeypat
     """The cache keeps the core-word variant with the answer; served from it, the engine's report is the
     one the search that asked got (cached, and retried with those words), and the engine is not asked."""
     monkeypatch.setenv("METASEARCH_CACHE_TTL_S", "300")
-    junk = bing_page([("如何（汉语词语）_百度百科", "https://baike.baidu.com/item/如何", "如何，汉语词语")])
-    good = bing_page([("Kubernetes 滚动更新 配置 指南", "https://kubernetes.io/zh-cn/docs/rolling-update/",
-                       "在 Kubernetes 中配置 Deployment 的滚动更新策略")])
-    engine = await standins(sequence(page(junk), page(good)))
+    engine = await standins(sequence(page(LONG_QUERY_JUNK), page(LONG_QUERY_GOOD)))
     s = searcher({"bing-cn": engine.url})
     first = await s.search("请问如何在集群中配置滚动更新策略呢")
     again = await s.search("请问如何在集群中配置滚动更新策略呢", page=1)
