@@ -7,9 +7,8 @@ and the engines' own key variables such as `EXA_API_KEY`) < explicit arguments
 
 from __future__ import annotations
 
-import hashlib
-
 import difflib
+import hashlib
 import json
 import logging
 import os
