@@ -171,6 +171,27 @@ async def test_not_admitted_in_time_is_skipped_overloaded_without_cooldown(stand
     assert entry is not None and entry.failures == 4
 
 
+async def test_a_fallback_engine_still_queued_when_the_search_answers_is_skipped_overloaded(standins):
+    """A slow primary starts the fallback; the fallback engine queues behind another search's request for
+    its only slot; the primary then delivers enough rows and the search answers. The fallback engine is in
+    the answer, named, skipped as overloaded (our load, not its failure), and benched for nothing."""
+    bing = await standins(page(bing_page(ROWS), delay=0.8))
+    ddg = await standins(page(ddg_page(ROWS), delay=2.5))
+    s = make({"bing": bing.url, "duckduckgo-html": ddg.url}, upstream_concurrency=1, soft_deadline_ms=200,
+             tiers={"bing": "primary", "duckduckgo-html": "fallback"})
+    holder = asyncio.create_task(s.search("tokio runtime", engines=["duckduckgo-html"]))
+    await asyncio.sleep(0.1)  # that search holds DuckDuckGo's only slot for 2.5 s
+    response = await s.search("rust async runtime", limit=2)
+    await holder
+    store = await s.cooldowns.store.all()
+    await s.close()
+    reports = {e.name: e for e in response.engines}
+    assert reports["bing"].status == "ok" and len(response.results) == 2
+    fallback = reports["duckduckgo-html"]
+    assert (fallback.tier, fallback.status, fallback.detail) == ("fallback", "skipped", "overloaded")
+    assert fallback.queue_ms is not None and fallback.queue_ms > 0 and store == {} and len(ddg.requests) == 1
+
+
 async def test_identical_searches_in_flight_share_one_execution(standins):
     engines = {"bing": await standins(page(bing_page(ROWS), delay=0.3)),
                "duckduckgo-html": await standins(page(ddg_page(ROWS), delay=0.3))}
