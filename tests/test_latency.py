@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 
@@ -222,6 +223,17 @@ async def test_engine_runs_are_shared_within_the_minute_of_their_reference_time_
     assert len(bing.requests) == 2
 
 
+async def test_searches_asking_different_engine_sets_share_the_engines_they_have_in_common(standins):
+    bing = await standins(page(bing_page(ROWS), delay=0.3))
+    ddg = await standins(page(ddg_page(ROWS), delay=0.3))
+    s = make({"bing": bing.url, "duckduckgo-html": ddg.url},
+             tiers={"bing": "primary", "duckduckgo-html": "primary"})
+    await asyncio.gather(s.search("rust async runtime", engines=["bing"]),
+                         s.search("rust async runtime", engines=["bing", "duckduckgo-html"]))
+    await s.close()
+    assert (len(bing.requests), len(ddg.requests)) == (1, 1)
+
+
 async def test_a_caller_giving_up_does_not_cancel_the_shared_search(standins):
     engine = await standins(page(bing_page(ROWS), delay=0.4))
     s = make({"bing": engine.url})
@@ -405,6 +417,7 @@ async def test_a_hung_engine_is_still_benched_while_searches_keep_taking_its_slo
     await s.close()
     assert statuses(second)["brave"] == "late"
     assert entry is not None and entry.status == "timeout"
+    assert re.fullmatch(r"no answer within \d+ ms \(its slot went to a search that waited\)", entry.detail)
     assert statuses(third)["brave"] == "cooldown" and len(stuck.requests) == 2
 
 

@@ -523,3 +523,19 @@ async def test_the_query_region_leads_the_interleaving(standins):
     await s.close()
     assert chinese.results[0].url == "https://cn-one.example.cn/hub"
     assert english.results[0].url == "https://en-one.example.com/hub"
+
+
+async def test_the_module_level_search_passes_every_option_on_and_reads_nothing_unasked(standins):
+    """`plugin.search` is what most callers use: each keyword must reach the engines as the Searcher's
+    would, and `read` defaults to no page reads (a read is a request to somebody's site)."""
+    import plugin
+
+    bing = await standins(page(bing_page([("Rust async book", "https://async-book.example/", "rust async")])))
+    settings = Settings(endpoints={"bing": bing.url}, engines=["bing"])
+    response = await plugin.search("rust async", settings=settings, safesearch="strict", region="de-DE")
+    response_default = await plugin.search("rust async", settings=settings, safesearch="off", region="de-DE")
+    from plugin.pipeline.searcher import searcher_for
+    await searcher_for(settings).close()
+    asked = [seen.query for seen in bing.requests]
+    assert [q.get("adlt") for q in asked] == [["strict"], ["off"]]
+    assert all(r.content is None and r.read_error is None for r in response.results + response_default.results)
