@@ -125,3 +125,22 @@ def test_a_since_year_is_passed_natively_as_the_tightest_range_that_holds_it(sin
     # An engine's "past week" is counted back from the moment of the search, so it may not reach the
     # whole of the 7th day back: the range passed natively must hold `since` with a day to spare.
     assert native_range_for(since, NOW) == native
+
+
+def test_undated_rows_stand_when_the_engine_applied_the_time_range_itself():
+    """Bing was asked for the past week natively: its undated rows were already filtered by Bing, so they
+    stay; a dated row older than the window still goes."""
+    from datetime import date, datetime
+
+    from engines import ENGINES
+    from engines.base import Row
+    from plugin.pipeline.filters import in_filters
+    from plugin.pipeline.plan import make_plan
+    from plugin.settings import Settings
+
+    plan = make_plan(Settings(), "rust async", now=datetime(2026, 11, 30), time_range="week")
+    assert ENGINES["bing"].facts.applies_time("week")
+    rows = [Row("Undated", "https://a.example/", "", 1), Row("Old", "https://b.example/", "", 2, date(2026, 10, 1)),
+            Row("New", "https://c.example/", "", 3, date(2026, 11, 29))]
+    _, kept = in_filters(ENGINES["bing"], rows, plan)
+    assert [row.title for row in kept] == ["Undated", "New"]

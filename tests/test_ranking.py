@@ -516,3 +516,10 @@ def test_official_names_short_ones_with_a_version_longest_first_and_by_category(
     for category in ("docs", "package"):
         assert read_intent("tokio spawn", official_sites=table, category=category).reference
     assert not read_intent("tokio spawn", official_sites=table, category="general").reference
+
+
+def test_a_year_is_timely_against_the_searchs_own_clock():
+    """A replayed search reads "python 2021" as recent at its recording time (2021), not at today's."""
+    then = datetime(2021, 6, 1)
+    assert read_intent("python 2021", official_sites={}, now=then).timely
+    assert not read_intent("python 2021", official_sites={}, now=datetime(2026, 11, 30)).timely

@@ -114,6 +114,13 @@ def test_a_cjk_list_is_restored_to_the_pages_another_index_shares_only():
     assert restored["bing-cn"].detail == ("kept: 2 of its pages also found by baidu (another index), "
                                           "though none shares the query's words")
     assert bing_cn.status == "irrelevant" and bing_cn.kept == []  # the run itself is not changed
+    # Two other indexes agreeing on different pages: the list keeps the pages either shares.
+    sogou = EngineRun(ENGINES["sogou"], "primary", "ok", rows=2,
+                      all_rows=[own, Row("Weather B", "https://b.example/w", "", 2)])
+    again = {run.engine.name: run for run in restore_agreeing([bing_cn, baidu, sogou], plan)}
+    assert {row.url for row in again["bing-cn"].kept} == {row.url for row in [*shared, own]}
+    assert again["bing-cn"].detail == ("kept: 3 of its pages also found by baidu, sogou (another index), "
+                                       "though none shares the query's words")
 
 
 def test_rows_all_outside_the_operators_say_which_filter():
