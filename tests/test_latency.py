@@ -12,6 +12,8 @@ import re
 import sys
 import time
 
+import pytest
+
 from plugin.infra.cooldown import CooldownEntry
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
@@ -191,6 +193,36 @@ async def test_a_fallback_engine_still_queued_when_the_search_answers_is_skipped
     fallback = reports["duckduckgo-html"]
     assert (fallback.tier, fallback.status, fallback.detail) == ("fallback", "skipped", "overloaded")
     assert fallback.queue_ms is not None and fallback.queue_ms > 0 and store == {} and len(ddg.requests) == 1
+
+
+TWO_ROWS = ROWS[:2]
+
+
+@pytest.mark.parametrize("answers_by", ["grace after enough rows", "soft deadline with enough rows"])
+async def test_exactly_limit_rows_is_enough_to_answer_without_the_hung_engine(standins, answers_by):
+    """`limit` rows kept is enough (not `limit` + 1): the search answers at the grace after them, or at the
+    soft deadline, and does not sit out the hard deadline for an engine that hangs."""
+    bing = await standins(page(bing_page(TWO_ROWS)))
+    stuck = await standins(hang(60))
+    timing = ({"grace_ms": 100, "soft_deadline_ms": 7000} if answers_by == "grace after enough rows"
+              else {"grace_ms": 20000, "soft_deadline_ms": 300})
+    s = make({"bing": bing.url, "brave": stuck.url}, deadline_ms=9000, **timing)
+    response = await s.search("rust async runtime", limit=2)
+    await s.close()
+    assert statuses(response) == {"bing": "ok", "brave": "late"} and len(response.results) == 2
+    assert response.elapsed_ms < 4000  # the hard deadline is 9 s; the answer came long before it
+
+
+async def test_exactly_limit_rows_from_the_primaries_do_not_start_the_fallback(standins):
+    bing = await standins(page(bing_page(TWO_ROWS)))
+    stuck = await standins(hang(60))
+    ddg = await standins(page(ddg_page(ROWS)))
+    s = make({"bing": bing.url, "brave": stuck.url, "duckduckgo-html": ddg.url}, soft_deadline_ms=300,
+             grace_ms=20000, deadline_ms=3000, tiers={"bing": "primary", "brave": "primary",
+                                                      "duckduckgo-html": "fallback"})
+    response = await s.search("rust async runtime", limit=2)
+    await s.close()
+    assert statuses(response)["duckduckgo-html"] == "skipped" and ddg.requests == []
 
 
 async def test_identical_searches_in_flight_share_one_execution(standins):
