@@ -9,7 +9,7 @@ import pytest
 from plugin.infra.cooldown import Cooldowns
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
-from standins import bing_page, ddg_page, ddg_wrapped, hang, page, sequence
+from standins import bing_no_results, bing_page, ddg_page, ddg_wrapped, hang, page, sequence
 
 PY_ROWS = [
     ("Python Release Notes", "https://docs.python.org/3/whatsnew/3.13.html", "What's new in Python 3.13 release"),
@@ -278,6 +278,15 @@ async def test_core_word_retry_for_a_long_cjk_query(standins):
     assert "请问" not in queries[1] and "如何" not in queries[1] and "配置滚动更新策略" in queries[1]
     assert response.engines[0].status == "ok"
     assert response.engines[0].detail == f"retried with core words {queries[1]!r}"
+    assert response.results[0].domain == "kubernetes.io"
+
+
+async def test_a_long_cjk_query_that_finds_nothing_is_retried_with_its_core_words(standins):
+    engine = await standins(sequence(page(bing_no_results("请问如何在集群中配置滚动更新策略呢")), page(LONG_QUERY_GOOD)))
+    s = searcher({"bing-cn": engine.url})
+    response = await s.search("请问如何在集群中配置滚动更新策略呢")
+    await s.close()
+    assert len(engine.requests) == 2 and response.engines[0].status == "ok"
     assert response.results[0].domain == "kubernetes.io"
 
 
