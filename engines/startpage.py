@@ -134,7 +134,7 @@ class Startpage(ScrapedEngine):
     facts = EngineFacts(
         name="startpage",
         tier="fallback",
-        weight=0.9,
+        weight=1.0,
         region="global",
         index="google",
         native_site=True,

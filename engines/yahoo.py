@@ -118,7 +118,7 @@ class Yahoo(ScrapedEngine):
     facts = EngineFacts(
         name="yahoo",
         tier="fallback",
-        weight=0.8,
+        weight=1.0,
         region="global",
         index="bing",
         native_site=True,

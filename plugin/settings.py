@@ -376,10 +376,14 @@ class Settings(BaseSettings):
     # --- ranking ---
     limit: int = Field(8, ge=1, le=20, description="Rows returned by default (requests are clamped to 1-20)")
     # Scores are in units of one engine's top vote: a row's vote from an engine is
-    # (rrf_k + 1) / (rrf_k + slot), 1.0 in the first slot, so a boost of 0.25 is a quarter of it.
-    rrf_k: float = Field(60, gt=0, description="Reciprocal rank fusion constant: how slowly a vote fades with slot")
+    # (rrf_k + 1) / (rrf_k + place), 1.0 for its first row, so a freshness boost of 0.2 is a fifth of it;
+    # authority multiplies the row's own votes. rrf_k and trust were chosen by 5-fold cross-validation on
+    # the multi-engine lists (README, "Ranking"); the boosts stay below what a second engine's top-8 vote
+    # adds (consensus first).
+    rrf_k: float = Field(2, gt=0, description="Reciprocal rank fusion constant: how slowly a vote fades with the "
+                                              "row's place in its engine's list")
     authority_boost: float = Field(
-        0.25, ge=0, description="Added for a site official for the query, in top votes of one engine")
+        0.4, ge=0, description="An official site's row for the query counts its votes (1 + this) times")
     freshness_boost: float = Field(
         0.2, ge=0, description="Added × freshness (1 today, 0 at freshness_days) on timely queries, in top votes")
     freshness_days: float = Field(30, gt=0, description="Age at which freshness reaches 0")
@@ -390,6 +394,16 @@ class Settings(BaseSettings):
     same_index_discount: float = Field(
         1.0, ge=0, le=1, description="Weight of a further vote from an engine sharing an index already counted"
     )
+    # Query-dependent trust (fusion.agreement_trust): an engine whose list the others back gets more say.
+    trust_strength: float = Field(
+        0.5, ge=0, le=4, description="How far each engine's votes follow how much the other engines' lists agree "
+                                     "with its list for this query (0: every engine as weighted)")
+    trust_floor: float = Field(0.25, gt=0, le=10, description="Agreement every engine starts from, so that an engine "
+                                                                "nobody backs keeps some say")
+    trust_depth: int = Field(10, ge=1, le=100, description="Rows of each engine's list its agreement is measured on")
+    lone_freshness_places: int = Field(
+        1, ge=0, le=20, description="When one engine alone answered: places a recent row (from the first half of "
+                                    "freshness_days) may rise above older ones (its own order stands otherwise)")
     max_per_domain: int | None = Field(
         None, ge=1, description="Rows of one domain before the others get a turn (None: no limit)")
     off_region_weight: float = Field(0.5, ge=WEIGHT_BOUNDS[0], le=1.0,

@@ -3,12 +3,16 @@
 
     python scripts/bench.py [--queries bench/queries.json] [--fixtures bench/fixtures] [--json] [--plot]
     python scripts/bench.py --corpus ../shared/serp-corpus [--judgments bench/corpus-judgments.json] [--json]
+    python scripts/bench.py --lists ../shared/multi-engine-lists [--json] [--check-floors]
     python scripts/bench.py --record [--engines a,b] [--endpoint NAME=URL]...   # the only networked mode
 
 Replay (the default) reads vcrpy cassettes, one per query, and runs them
 through the full pipeline; `--corpus` replays the real pages of the corpus
-against the judgments in bench/. `--check-floors` exits 1 when a metric of the
-corpus set falls below bench/floors.json.
+against the judgments in bench/; `--lists` scores our fusion on real engines'
+ranked URL lists with graded URL judgments (plugin/bench/lists.py) against
+SearXNG's merge, plain RRF, CombMNZ, round-robin, each engine alone and the
+per-query oracle. `--check-floors` exits 1 when a metric of the corpus (or
+lists) set falls below bench/floors.json.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from plugin.bench.evaluation import METRICS  # noqa: E402
+from plugin.bench.lists import ListsError, load_lists  # noqa: E402
+from plugin.bench.lists import report as lists_report  # noqa: E402
 from plugin.bench.runner import every_engine_primary, record_query, replay_query, report  # noqa: E402
 from plugin.errors import SearchError  # noqa: E402
 from plugin.bench.corpus import corpus_cassette, load_queries  # noqa: E402
@@ -39,6 +45,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fixtures", default=str(BENCH / "fixtures"))
     parser.add_argument("--corpus", help="replay the real-page corpus in DIR instead of the fixtures")
     parser.add_argument("--judgments", default=str(BENCH / "corpus-judgments.json"))
+    parser.add_argument("--lists", metavar="DIR",
+                        help="score fusion on a folder of ranked URL lists with graded judgments (lists.json, "
+                             "judgments.json)")
     parser.add_argument("--tier-aware", action="store_true",
                         help="corpus: replay tier-aware as a live search would (fallback engines only when no "
                              "primary engine kept a row) instead of fusing every captured engine")
@@ -94,6 +103,11 @@ async def run_record(args: argparse.Namespace, settings: Settings) -> dict:
 
 
 def check_floors(result: dict, floors_path: Path) -> list[str]:
+    if "comparisons" in result:  # the lists bench
+        floors = json.loads(floors_path.read_text(encoding="utf-8"))["lists"]
+        return [f"{system} {metric} = {result['systems'].get(system, {}).get(metric)} is below the floor {floor}"
+                for system, values in floors.items() for metric, floor in values.items()
+                if (result["systems"].get(system, {}).get(metric) or 0) < floor]
     floors = json.loads(floors_path.read_text(encoding="utf-8"))["corpus"]
     failures = []
     for scope, values in floors.items():
@@ -123,6 +137,31 @@ def _comparison(c: dict) -> str:
     return (f"{c['diff']:+.3f} [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] p={c['p_sign_flip']:.3f} "
             f"{c['wins']}/{c['losses']}/{c['ties']}" + (" *" if c["significant"] else "")
             + (f" need~{needed}" if needed else ""))
+
+
+def render_lists(result: dict) -> str:
+    lines = [f"set: {result['set']}  queries: {result['queries']}"]
+    lines.extend("note: " + note for note in result["notes"])
+    lines.append("\n== systems (ndcg@8 graded 2^g-1, p@8 grade >= 1, mrr@8 first grade 2) ==")
+    for name, m in result["systems"].items():
+        lines.append(f"  {name:<24}" + "  ".join(f"{k} {m[k]:.4f}" for k in result["metrics"]) + f"  (n={m['n']})")
+    gap = result["oracle_gap_closed"]
+    lines.append("  share of the gap from SearXNG's merge to the oracle that ours closes: "
+                 + "  ".join(f"{m} {v:+.1%}" if v is not None else f"{m} -" for m, v in gap.items()))
+    lines.append("\n== ours minus each system: diff [bootstrap 95% CI] sign-flip p  W/L/T (n) ==")
+    for c in result["comparisons"]:
+        lines.append(f"  vs {c['b']:<24}{c['metric']:<7} {c['diff']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}] "
+                     f"p={c['p']:.3f} {c['wins']}/{c['losses']}/{c['ties']} (n={c['n']})"
+                     + (" *" if c["significant"] else ""))
+    for title, groups in result["groups"].items():
+        lines.append(f"\n== by {title} (ndcg@8; ours minus baseline) ==")
+        for value, group in groups.items():
+            systems = group["systems"]
+            lines.append(f"  {title} {value} (n={group['n']}; {', '.join(group['engines'])}): "
+                         + "  ".join(f"{name} {m['ndcg@8']:.3f}" for name, m in systems.items()))
+            lines.append("      " + "  ".join(f"vs {c['b']} {c['diff']:+.3f} [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}]"
+                                              for c in group["ours_minus"]))
+    return "\n".join(lines)
 
 
 def render(result: dict) -> str:
@@ -218,19 +257,32 @@ def main(argv: list[str] | None = None) -> int:
                   "\n".join(f"{o['id']}: {'written' if o['written'] else 'kept previous'} "
                             f"{o['statuses']} {o['kept_previous'] or ''}" for o in result["recorded"]))
             return 0
-        result = asyncio.run(run_replay(args, settings))
+        if args.lists:
+            result = lists_report(load_lists(args.lists), settings, label=f"lists ({args.lists})")
+        else:
+            result = asyncio.run(run_replay(args, settings))
     except SearchError as exc:  # a bad --endpoint or setting
         print(json.dumps(exc.to_dict(), ensure_ascii=False))
         return 2
+    except ListsError as exc:  # a lists folder that is not one: say what is wrong, no traceback
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    if args.lists:
+        print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_lists(result))
+        return _floors_verdict(result, args)
     if args.plot:
         result["images"] = [str(p) for p in plot(result, BENCH / "images")]
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str) if args.json else render(result))
-    if args.check_floors:
-        failures = check_floors(result, Path(args.floors))
-        for failure in failures:
-            print("FLOOR: " + failure, file=sys.stderr)
-        return 1 if failures else 0
-    return 0
+    return _floors_verdict(result, args)
+
+
+def _floors_verdict(result: dict, args: argparse.Namespace) -> int:
+    if not args.check_floors:
+        return 0
+    failures = check_floors(result, Path(args.floors))
+    for failure in failures:
+        print("FLOOR: " + failure, file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

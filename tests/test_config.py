@@ -29,7 +29,7 @@ def clean_env(monkeypatch, tmp_path):
 
 
 def test_precedence_defaults_toml_env_flags(clean_env, monkeypatch):
-    assert Settings.load().timeout_ms == 15000 and Settings.load().rrf_k == 60
+    assert Settings.load().timeout_ms == 15000 and Settings.load().rrf_k == 2
     config = clean_env / "xdg" / "metasearch" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("timeout_ms = 9000\nrrf_k = 40\nfreshness_days = 7\n", encoding="utf-8")

@@ -69,7 +69,10 @@ def test_rrf_merges_votes_and_ties_break_deterministically():
     b = EngineList("b", 1.0, "global", "ib", rows("https://y.org/1", "https://shared.org/"))
     fused = fuse([a, b], settings, lead_region="global", now=NOW)
     assert fused[0].url == "https://shared.org/" and fused[0].engines == ["a", "b"]
-    assert fused[0].score == 61 / 63 + 61 / 64  # slots 3 and 4, each vote in units of a top vote
+    # Second in both lists: each engine's vote for its second row, in units of a top vote (the two lists
+    # agree exactly as much, so trust leaves both at 1).
+    assert fused[0].score == 2 * vote(2, settings.rrf_k) == 1.5
+    assert fused[0].votes_by == {"a": 0.75, "b": 0.75}
     again = fuse([a, b], settings, lead_region="global", now=NOW)
     assert [f.url for f in fused] == [f.url for f in again]
     # Equal scores: the earlier slot first, then the URL identity. (At rrf_k 2**60 a vote no longer
@@ -82,12 +85,13 @@ def test_rrf_merges_votes_and_ties_break_deterministically():
 
 
 def test_the_unit_is_one_engines_top_vote():
-    assert vote(1, 60) == 1.0 and vote(1, 10) == 1.0
-    assert vote(2, 60) == 61 / 62 and vote(20, 10) == 11 / 30
-    # A boost of 0.25 is a quarter of that vote: an official row in the first slot scores 1.25.
+    assert vote(1, 60) == 1.0 and vote(1, 10) == 1.0 and vote(1, 2) == 1.0
+    assert vote(2, 60) == 61 / 62 and vote(20, 10) == 11 / 30 and vote(3, 2) == 0.6
+    # Authority 0.4 counts an official row's votes 1.4 times: first in its engine's list, it scores 1.4.
     only = fuse([EngineList("a", 1.0, "global", "ia", rows("https://docs.python.org/3/"))], Settings(),
                 lead_region="global", now=NOW, intent=intent_of("python asyncio"))
-    assert only[0].score == 1.25 and only[0].votes == 1.0 and only[0].official
+    assert only[0].score == 1.4 and only[0].votes == 1.0 and only[0].official
+    assert only[0].boosts == {"authority": 0.4, "freshness": 0.0}
 
 
 def test_same_index_votes_can_be_discounted():
@@ -95,7 +99,7 @@ def test_same_index_votes_can_be_discounted():
     b = EngineList("ddg", 1.0, "global", "bing", rows("https://shared.org/"))
     full = fuse([a, b], Settings(same_index_discount=1.0), lead_region="global", now=NOW)[0].score
     half = fuse([a, b], Settings(same_index_discount=0.5), lead_region="global", now=NOW)[0].score
-    assert half == 1 + 0.5 * 61 / 62 and full == 1 + 61 / 62
+    assert half == 1 + 0.5 and full == 2
 
 
 def test_the_same_index_discount_applies_per_url_not_to_every_later_vote_of_that_index():
@@ -105,7 +109,7 @@ def test_the_same_index_discount_applies_per_url_not_to_every_later_vote_of_that
     b = EngineList("ddg", 1.0, "global", "bing", rows("https://b.org/", "https://shared.org/"))
     votes = {f.url: f.votes for f in fuse([a, b], Settings(same_index_discount=0.5), lead_region="global",
                                           now=NOW)}
-    assert votes == {"https://a.org/": 1.0, "https://b.org/": 61 / 62, "https://shared.org/": 61 / 63 + 0.5 * 61 / 64}
+    assert votes == {"https://a.org/": 1.0, "https://b.org/": 1.0, "https://shared.org/": 0.75 + 0.5 * 0.75}
 
 
 def test_one_engine_votes_once_for_a_url_however_it_spells_it():
@@ -184,7 +188,8 @@ def test_off_region_engines_count_at_off_region_weight():
     assert order == ["https://g1.org/", "https://g2.org/", "https://c1.cn/", "https://g3.org/", "https://g4.org/",
                      "https://c2.cn/"]
     fused = {f.url: f for f in fuse([cjk, web], Settings(off_region_weight=0.5), lead_region="global", now=NOW)}
-    assert fused["https://c1.cn/"].votes == vote(3, 60)
+    assert fused["https://c1.cn/"].votes == 0.5 * vote(1, 2) and fused["https://g1.org/"].votes == 1.0
+    assert fused["https://c2.cn/"].votes == 0.5 * vote(2, 2) < fused["https://g4.org/"].votes == vote(4, 2)
     assert [row.url for _, row in interleave([cjk, web], "global", 0.0)] == [f"https://g{i}.org/" for i in range(1, 5)]
 
 
@@ -253,22 +258,42 @@ def test_the_consensus_test_fails_on_the_old_scale():
 
 # ----- authority: official for this query -----
 def test_official_site_of_the_query_beats_a_suffix_only_domain():
-    engine = EngineList("a", 1.0, "global", "ia", [Row("k8s on gov", "https://www.nist.gov/kubernetes", "", 1),
-                                                   Row("Deployments", "https://kubernetes.io/docs/deployment/", "", 2),
-                                                   Row("edu", "https://cs.stanford.edu/k8s", "", 3)])
+    listed = [Row("k8s on gov", "https://www.nist.gov/kubernetes", "", 1),
+              Row("Deployments", "https://kubernetes.io/docs/deployment/", "", 2),
+              Row("edu", "https://cs.stanford.edu/k8s", "", 3)]
+    engine = EngineList("a", 1.0, "global", "ia", listed)
     intent = intent_of("kubernetes deployment")
     fused = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent)
     assert [f.url for f in fused] == ["https://kubernetes.io/docs/deployment/", "https://www.nist.gov/kubernetes",
                                       "https://cs.stanford.edu/k8s"]
     assert [f.official for f in fused] == [True, False, False]
-    # Suffixes count only where a user asks for them, and then for every query.
-    opted = fuse([engine], Settings(authority_suffixes=[".gov"]), lead_region="global", now=NOW, intent=intent)
+    # Suffixes count only where a user asks for them, and then for every query (and only where more than
+    # one engine answered: a lone engine's order yields only to a site the query names).
+    both = [engine, EngineList("b", 1.0, "global", "ib", listed)]
+    opted = fuse(both, Settings(authority_suffixes=[".gov"]), lead_region="global", now=NOW, intent=intent)
     assert {f.url: f.official for f in opted} == {"https://www.nist.gov/kubernetes": True,
                                                   "https://kubernetes.io/docs/deployment/": True,
                                                   "https://cs.stanford.edu/k8s": False}
+    alone = fuse([engine], Settings(authority_suffixes=[".gov"]), lead_region="global", now=NOW, intent=intent)
+    assert {f.url: f.official for f in alone}["https://www.nist.gov/kubernetes"] is False
     # A query about something else: kubernetes.io is just another site.
     other = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("container orchestration"))
     assert not any(f.official for f in other) and [f.url for f in other][0] == "https://www.nist.gov/kubernetes"
+
+
+def test_authority_suffixes_count_on_a_label_boundary_in_any_case():
+    """`gov.uk` makes x.gov.uk official, not notgov.uk; `.GOV.UK` (any case, leading dot or not) is the same
+    suffix."""
+    def officials(suffixes: list[str]) -> dict[str, bool]:
+        listed = rows("https://www.notgov.uk/a", "https://service.gov.uk/b", "https://gov.uk/c")
+        lists = [EngineList("a", 1.0, "global", "ia", listed), EngineList("b", 1.0, "global", "ib", listed)]
+        fused = fuse(lists, Settings(authority_suffixes=suffixes), lead_region="global", now=NOW,
+                     intent=intent_of("visa rules"))
+        return {f.url: f.official for f in fused}
+
+    expected = {"https://www.notgov.uk/a": False, "https://service.gov.uk/b": True, "https://gov.uk/c": True}
+    for spelled in (["gov.uk"], [".gov.uk"], [".GOV.UK"], [" Gov.UK "]):
+        assert officials(spelled) == expected, spelled
 
 
 def test_the_official_site_is_lifted_once_not_every_page_of_it():
@@ -281,14 +306,17 @@ def test_the_official_site_is_lifted_once_not_every_page_of_it():
 
 
 def test_reference_sites_count_for_documentation_and_package_queries_only():
-    engine = EngineList("a", 1.0, "global", "ia", rows("https://blog.example.com/httpx",
-                                                       "https://pypi.org/project/httpx/"))
-    package = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("httpx package install"))
+    listed = rows("https://blog.example.com/httpx", "https://pypi.org/project/httpx/")
+    engine = [EngineList("a", 1.0, "global", "ia", listed), EngineList("b", 1.0, "global", "ib", listed)]
+    package = fuse(engine, Settings(), lead_region="global", now=NOW, intent=intent_of("httpx package install"))
     assert package[0].url == "https://pypi.org/project/httpx/" and package[0].official
-    chat = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("is httpx any good"))
+    chat = fuse(engine, Settings(), lead_region="global", now=NOW, intent=intent_of("is httpx any good"))
     assert chat[0].url == "https://blog.example.com/httpx" and not any(f.official for f in chat)
-    assert not fuse([engine], Settings(authority_domains=[]), lead_region="global", now=NOW,
+    assert not fuse(engine, Settings(authority_domains=[]), lead_region="global", now=NOW,
                     intent=intent_of("httpx package install"))[0].official
+    # One engine alone: a registry is not a site the query names, so its own order stands.
+    alone = fuse(engine[:1], Settings(), lead_region="global", now=NOW, intent=intent_of("httpx package install"))
+    assert alone[0].url == "https://blog.example.com/httpx" and not any(f.official for f in alone)
 
 
 def test_a_query_that_is_only_a_name_makes_the_site_spelled_like_it_official():
@@ -369,7 +397,7 @@ def test_undated_rows_are_neither_boosted_nor_punished():
     engine = EngineList("a", 1.0, "global", "ia", [Row("a", "https://a.org/", "", 1),
                                                    Row("b", "https://b.org/", "", 2, date(2020, 1, 1))])
     fused = fuse([engine], Settings(), lead_region="global", now=NOW, intent=intent_of("latest news"))
-    assert [(f.url, f.score) for f in fused] == [("https://a.org/", 1.0), ("https://b.org/", 61 / 62)]
+    assert [(f.url, f.score) for f in fused] == [("https://a.org/", 1.0), ("https://b.org/", 0.75)]
 
 
 def test_freshness_curve():
@@ -474,8 +502,8 @@ async def test_the_search_ranks_with_the_querys_intent():
     from plugin.pipeline.searcher import Searcher
 
     rows_ = [Row("成都 新闻", "https://a.example.cn/", "", 1),
-             Row("成都 新闻", "https://b.example.cn/", "", 2, NOW.date()),
-             Row("成都 新闻", "https://www.python.org/cd", "", 3)]
+             Row("成都 新闻", "https://www.python.org/cd", "", 2),
+             Row("成都 新闻", "https://b.example.cn/", "", 3, NOW.date())]
     searcher = Searcher(Settings(), state=MemoryState())
     try:
         run = [EngineRun(ENGINES["baidu"], "primary", "ok", rows=3, kept=rows_)]
@@ -484,8 +512,9 @@ async def test_the_search_ranks_with_the_querys_intent():
         named = searcher.rank(searcher.plan("成都 python", now=NOW), run)
     finally:
         await searcher.close()
-    assert [r.url for r in web] == ["https://a.example.cn/", "https://b.example.cn/", "https://www.python.org/cd"]
-    assert [r.url for r in news][0] == "https://b.example.cn/"
+    assert [r.url for r in web] == ["https://a.example.cn/", "https://www.python.org/cd", "https://b.example.cn/"]
+    # One engine: freshness lifts its fresh row one place, no further.
+    assert [r.url for r in news] == ["https://a.example.cn/", "https://b.example.cn/", "https://www.python.org/cd"]
     assert [r.url for r in named][0] == "https://www.python.org/cd"
 
 
@@ -523,3 +552,99 @@ def test_a_year_is_timely_against_the_searchs_own_clock():
     then = datetime(2021, 6, 1)
     assert read_intent("python 2021", official_sites={}, now=then).timely
     assert not read_intent("python 2021", official_sites={}, now=datetime(2026, 11, 30)).timely
+
+
+# ----- a lone engine's own order; query-dependent trust -----
+def test_freshness_never_lifts_a_lone_engines_third_row_over_its_first():
+    """Held-out failure of issue 20: one engine left after the gate, a timely query, a page dated today at the
+    engine's third place. Its order stands but for one place: the fresh row may pass the stale row just
+    above it, never the engine's first."""
+    listed = [Row("a", "https://first.org/", "", 1, date(2024, 1, 1)), Row("b", "https://second.org/", "", 2),
+              Row("c", "https://third.org/", "", 3, NOW.date()), Row("d", "https://fourth.org/", "", 4)]
+    intent = intent_of("latest release news")
+    assert intent.timely
+    alone = fuse([EngineList("a", 1.0, "global", "ia", listed)], Settings(), lead_region="global", now=NOW,
+                 intent=intent)
+    assert [f.url for f in alone] == ["https://first.org/", "https://third.org/", "https://second.org/",
+                                      "https://fourth.org/"]
+    assert all(f.boosts["freshness"] == 0.0 for f in alone)  # not added to the score: it only reorders nearby
+    still = fuse([EngineList("a", 1.0, "global", "ia", listed)], Settings(lone_freshness_places=0),
+                 lead_region="global", now=NOW, intent=intent)
+    assert [f.url for f in still] == ["https://first.org/", "https://second.org/", "https://third.org/",
+                                      "https://fourth.org/"]
+    # Two places allowed: the third row may now lead.
+    two = fuse([EngineList("a", 1.0, "global", "ia", listed)], Settings(lone_freshness_places=2),
+               lead_region="global", now=NOW, intent=intent)
+    assert [f.url for f in two][0] == "https://third.org/"
+    # With a second engine the boost is added again (between engines it informs the vote).
+    other = EngineList("b", 1.0, "global", "ib", [Row("z", "https://elsewhere.org/", "", 1)])
+    pair = {f.url: f for f in fuse([EngineList("a", 1.0, "global", "ia", listed), other], Settings(),
+                                   lead_region="global", now=NOW, intent=intent)}
+    assert pair["https://third.org/"].boosts["freshness"] == Settings().freshness_boost
+
+
+def test_a_lone_engines_order_yields_only_to_a_site_the_query_names():
+    listed = rows("https://www.reddit.com/r/httpx", "https://pypi.org/project/httpx/", "https://www.python-httpx.org/")
+    engine = EngineList("a", 1.0, "global", "ia", listed)
+    settings = Settings(official_sites={"httpx": ["python-httpx.org"]}, authority_suffixes=["pypi.org"])
+    fused = fuse([engine], settings, lead_region="global", now=NOW, intent=intent_of("httpx package docs"))
+    # The named site gains (third: 0.6 x 1.4 = 0.84 passes the second's 0.75); the registry, official for
+    # a package query and by suffix, stays where the engine put it.
+    assert [f.url for f in fused] == ["https://www.reddit.com/r/httpx", "https://www.python-httpx.org/",
+                                      "https://pypi.org/project/httpx/"]
+    assert [f.official for f in fused] == [False, True, False]
+
+
+def test_authority_multiplies_the_rows_own_votes():
+    """An official row the engine ranks second leads; one it ranks deep gains only a share of its small vote."""
+    second = fuse([EngineList("a", 1.0, "global", "ia", rows("https://x.org/", "https://www.bilibili.com/"))],
+                  Settings(), lead_region="global", now=NOW, intent=intent_of("bilibili"))
+    assert second[0].url == "https://www.bilibili.com/" and second[0].score == pytest.approx(0.75 * 1.4)
+    deep = [f"https://x{i}.org/" for i in range(1, 10)] + ["https://www.bilibili.com/"]
+    fused = fuse([EngineList("a", 1.0, "global", "ia", rows(*deep))], Settings(), lead_region="global", now=NOW,
+                 intent=intent_of("bilibili"))
+    # 10th: 0.25 x 1.4 = 0.35, past the 8th (0.3) and 7th (0.33), not the 6th (0.375).
+    assert [f.url for f in fused].index("https://www.bilibili.com/") == 6
+
+
+def test_trust_follows_how_much_the_other_engines_back_each_list():
+    from plugin.pipeline.fusion import agreement_trust
+
+    shared = [f"https://s{i}.org/" for i in range(1, 7)]
+    backed_a = EngineList("a", 1.0, "global", "ia", rows(*shared))
+    backed_b = EngineList("b", 1.0, "global", "ib", rows(*shared))
+    alone = EngineList("c", 1.0, "global", "ic", rows(*[f"https://c{i}.org/" for i in range(1, 7)]))
+    trust = agreement_trust([backed_a, backed_b, alone], Settings())
+    assert trust["a"] == trust["b"] > 1 > trust["c"] > 0
+    assert abs(sum(trust.values()) - 3) < 1e-9  # trust moves say between engines, it adds none
+    # (0.25 + agreement) ** 0.5 scaled to mean 1. a's rows are all backed by b at the same place (each row
+    # weighted 1/place, each backing worth b's vote there), and by c not at all: averaged over the two others.
+    backing = sum(vote(p, 2) / p for p in range(1, 7)) / sum(1 / p for p in range(1, 7)) / 2
+    raw = {"a": (0.25 + backing) ** 0.5, "b": (0.25 + backing) ** 0.5, "c": 0.25 ** 0.5}
+    scale = 3 / sum(raw.values())
+    assert all(abs(trust[n] - raw[n] * scale) < 1e-12 for n in raw)
+    # The unbacked engine's first row now ranks below the backed engines' second rows' agreement, and below
+    # their first row, though each engine put its own first.
+    fused = fuse([alone, backed_a, backed_b], Settings(), lead_region="global", now=NOW)
+    assert fused[0].url == "https://s1.org/" and fused[0].votes_by == {"a": trust["a"], "b": trust["b"]}
+    c1 = next(f for f in fused if f.url == "https://c1.org/")
+    assert c1.votes == trust["c"] < 1
+    # Strength 0, or a single engine: every engine as weighted.
+    assert agreement_trust([backed_a, backed_b, alone], Settings(trust_strength=0)) == {"a": 1.0, "b": 1.0, "c": 1.0}
+    assert agreement_trust([alone], Settings()) == {"c": 1.0}
+
+
+def test_trust_counts_each_backing_by_the_backers_vote_and_only_the_top_of_the_list():
+    from plugin.pipeline.fusion import agreement_trust, vote
+
+    a = EngineList("a", 1.0, "global", "ia", rows("https://x.org/", "https://y.org/"))
+    b_high = EngineList("b", 1.0, "global", "ib", rows("https://x.org/", "https://z.org/"))
+    b_low = EngineList("b", 1.0, "global", "ib", rows(*[f"https://z{i}.org/" for i in range(5)], "https://x.org/"))
+    high = agreement_trust([a, b_high], Settings(trust_strength=1))
+    low = agreement_trust([a, b_low], Settings(trust_strength=1))
+    # a's agreement: x backed at the backer's place 1 (vote 1) or 6 (vote 3/8), its rows weighted 1 and 1/2.
+    assert abs(high["a"] / high["b"] - (0.25 + 1 / 1.5) / (0.25 + 1 / (1 + 1 / 2))) < 1e-12
+    assert abs(low["a"] / low["b"] - (0.25 + vote(6, 2) / 1.5) / (0.25 + (vote(1, 2) / 6) / sum(1 / p for p in range(1, 7)))) < 1e-12
+    # Only the top `trust_depth` rows of a list count.
+    shallow = agreement_trust([a, b_low], Settings(trust_strength=1, trust_depth=5))
+    assert abs(shallow["a"] / shallow["b"] - (0.25 + vote(6, 2) / 1.5) / 0.25) < 1e-12

@@ -78,21 +78,24 @@ class Fused:
     first_slot: int = 0
     key: str = ""
     votes: float = 0.0  # the engines' votes alone
+    votes_by: dict[str, float] = field(default_factory=dict)  # each engine's vote (weight x trust x rank)
+    boosts: dict[str, float] = field(default_factory=dict)  # authority and freshness, as added to the score
     official: bool = False
     freshness: float = 0.0
     content: str | None = None  # page text an engine sent with the row (Exa, Firecrawl), for read=N
 
 
-def is_authority(host: str, domain: str, intent: Intent, settings: Settings) -> bool:
-    """Whether a row's site is official for this query (see the module docstring)."""
-    if within(host, intent.official):
-        return True
+def is_authority(host: str, domain: str, intent: Intent, settings: Settings, *, named_only: bool = False) -> bool:
+    """Whether a row's site is official for this query (see the module docstring); `named_only`: only a
+    site the query itself names (the official-sites table, or a query that is only the site's name)."""
+    named = within(host, intent.official) or bool(
+        settings.official_from_name and intent.subject and domain.split(".", 1)[0].replace("-", "") == intent.subject)
+    if named or named_only:
+        return named
     if intent.reference and within(host, settings.authority_domains):
         return True
-    if settings.official_from_name and intent.subject and \
-            domain.split(".", 1)[0].replace("-", "") == intent.subject:
-        return True
-    return any(host.endswith(suffix) for suffix in settings.authority_suffixes)
+    # A suffix counts on a label boundary and in any case: "gov.uk" is official for x.gov.uk, not notgov.uk.
+    return within(host, [suffix.strip().lstrip(".").lower() for suffix in settings.authority_suffixes])
 
 
 def vote(slot: int, rrf_k: float) -> float:
@@ -139,11 +142,57 @@ def _better_title(current: str, candidate: str) -> str:
     return candidate if quality(candidate) > quality(current) else current
 
 
+def _usable(lst: EngineList) -> list[tuple[int, str]]:
+    """(the engine's own place, URL identity) of each row, each identity once, in the engine's order."""
+    seen: set[str] = set()
+    out = []
+    for place, row in enumerate(lst.rows, start=1):
+        key = identity(row.url)
+        if key is not None and key not in seen:
+            seen.add(key)
+            out.append((place, key))
+    return out
+
+
+def agreement_trust(lists: Sequence[EngineList], settings: Settings) -> dict[str, float]:
+    """How far to trust each engine's list for this query: how much the other engines back it.
+
+    An engine's agreement is the share of its top `trust_depth` rows the others also list, each of its
+    rows counted by 1 / its place (its top matters most) and each other engine's backing by that
+    engine's vote for the row (a page another engine has first backs more than one it has tenth),
+    averaged over the other engines. Trust is (trust_floor + agreement) ** trust_strength, scaled so that
+    the engines of the search average 1: it moves votes between engines, never the total. With one
+    engine, or strength 0, every engine is trusted 1."""
+    names = [lst.engine for lst in lists]
+    if settings.trust_strength == 0 or len(set(names)) < 2:
+        return {name: 1.0 for name in names}
+    places: dict[str, dict[str, int]] = {}
+    usable = {lst.engine: _usable(lst) for lst in lists}
+    for name, rows in usable.items():
+        for place, key in rows:
+            places.setdefault(key, {})[name] = place
+    raw = {}
+    for name, rows in usable.items():
+        backed = weight = 0.0
+        for place, key in rows[: settings.trust_depth]:
+            backed += sum(vote(at, settings.rrf_k) for other, at in places[key].items() if other != name) / place
+            weight += 1 / place
+        agreement = backed / weight / (len(usable) - 1) if weight else 0.0
+        raw[name] = (settings.trust_floor + agreement) ** settings.trust_strength
+    scale = len(raw) / sum(raw.values())
+    return {name: value * scale for name, value in raw.items()}
+
+
 def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime,
          intent: Intent | None = None) -> list[Fused]:
     """Merge and rank; `intent` says whether the query is timely and which sites are official for it."""
     intent = intent or Intent()
+    lists = [lst for lst in lists if lst.rows]
+    lone = len({lst.engine for lst in lists}) == 1
     fresh_weight = settings.freshness_boost if (intent.timely or settings.freshness_scope == "all") else 0.0
+    trust = agreement_trust(lists, settings)
+    region_factor = {lst.engine: 1.0 if lst.region == lead_region else settings.off_region_weight for lst in lists}
+    places = {lst.engine: {id(row): place for place, row in enumerate(lst.rows, start=1)} for lst in lists}
     merged: dict[str, Fused] = {}
     voted_indexes: dict[str, set[str]] = {}
     for slot, (lst, row) in enumerate(interleave(lists, lead_region, settings.off_region_weight), start=1):
@@ -171,19 +220,43 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         indexes.add(lst.index)
         fused.engines.append(lst.engine)
         fused.positions[lst.engine] = row.position
-        fused.votes += discount * vote(slot, settings.rrf_k)
+        weight = lst.weight * region_factor[lst.engine] * trust[lst.engine]
+        fused.votes_by[lst.engine] = discount * weight * vote(places[lst.engine][id(row)], settings.rrf_k)
+        fused.votes += fused.votes_by[lst.engine]
     lifted: set[str] = set()
     for fused in sorted(merged.values(), key=lambda f: (-f.votes, f.first_slot, f.key)):
         # The boost lifts an official site into view once, on its best-voted row: boosting every row of
         # it would fill the page with one site (five python.org pages above Wikipedia for "python").
+        # A lone engine's order is its own judgment: only a site the query names overturns it.
         fused.official = fused.domain not in lifted and is_authority(host_of(fused.url), fused.domain, intent,
-                                                                     settings)
+                                                                     settings, named_only=lone)
         if fused.official:
             lifted.add(fused.domain)
         fused.freshness = freshness(fused.date, now, settings.freshness_days)
-        fused.score = (fused.votes + settings.authority_boost * fused.official
-                       + fresh_weight * fused.freshness)
-    return sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))
+        # Authority scales the row's own votes (an official page the engines rank deep gains little; one
+        # they rank second can lead); freshness is added, in top votes.
+        fused.boosts = {"authority": settings.authority_boost * fused.votes * fused.official,
+                        "freshness": 0.0 if lone else fresh_weight * fused.freshness}
+        fused.score = fused.votes + sum(fused.boosts.values())
+    ranked = sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))
+    if lone and fresh_weight and settings.lone_freshness_places:
+        ranked = _fresher_nearby(ranked, settings.lone_freshness_places)
+    return ranked
+
+
+def _fresher_nearby(ranked: list[Fused], places: int) -> list[Fused]:
+    """One engine's rows, freshness applied only among rows of similar rank: a recent row (freshness at
+    least 0.5, i.e. from the first half of `freshness_days`) rises at most `places` places, and only above
+    rows older than it."""
+    order = sorted(range(len(ranked)),
+                   key=lambda i: (i - places * (ranked[i].freshness >= 0.5), -ranked[i].freshness, i))
+    return [ranked[i] for i in order]
+
+
+def rank(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime,
+         intent: Intent | None = None) -> list[Fused]:
+    """The ranking a search returns before its cut: fused, then spread over domains as settings ask."""
+    return diversify(fuse(lists, settings, lead_region=lead_region, now=now, intent=intent), settings.max_per_domain)
 
 
 def diversify(ranked: Sequence[Fused], max_per_domain: int | None) -> list[Fused]:

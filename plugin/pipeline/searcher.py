@@ -34,7 +34,7 @@ from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity
 from plugin.pipeline import pages
 from plugin.pipeline.filters import restore_agreeing
-from plugin.pipeline.fusion import EngineList, diversify, fuse
+from plugin.pipeline.fusion import EngineList, rank
 from plugin.pipeline.intent import read_intent
 from plugin.pipeline.plan import SearchPlan, make_plan
 from plugin.infra.singleflight import SingleFlight
@@ -125,8 +125,7 @@ class Searcher:
                                         region=run.engine.facts.region, index=run.engine.facts.index, rows=rows))
         intent = read_intent(plan.request.query, plan.operators, official_sites=self.settings.official_sites,
                              category=plan.category, now=plan.now)
-        fused = diversify(fuse(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent),
-                          self.settings.max_per_domain)
+        fused = rank(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent)
         fused = [f for f in fused if f.key not in shown]
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
