@@ -2,12 +2,23 @@
 """Grid-search the fusion knobs on recorded responses and test the best point against the defaults.
 
     python scripts/sweep.py [--corpus ../shared/serp-corpus | --fixtures bench/fixtures] [--quick] [--json] [--plot]
+    python scripts/sweep.py --lists ../shared/multi-engine-lists [--json]
 
 Scores are in units of one engine's top vote (plugin/pipeline/fusion.py), so the
-grid spans boosts far below a vote to a whole vote: rrf_k 10/20/40/60/100 ×
-authority_boost 0/0.05/0.1/0.25/0.5/1 × freshness_boost 0/0.1/0.2/0.5 ×
-freshness_days 7/30/90 (360 points; `--quick` runs 12: rrf_k 20/60 ×
-authority_boost 0/0.25/1 × freshness_boost 0/0.2 at 30 days). Named points sit beside the grid: the shipped defaults,
+grid spans boosts far below a vote to a whole vote: rrf_k 1/2/5/10/60 ×
+authority_boost 0/0.2/0.4/0.8 (a multiple of the row's own votes) ×
+freshness_boost 0/0.1/0.2/0.4 × freshness_days 7/30/90 (240 points; `--quick`
+runs 12: rrf_k 2/60 × authority_boost 0/0.4/0.8 × freshness_boost 0/0.2 at 30
+days).
+
+`--lists` sweeps the multi-engine ranked lists (plugin/bench/lists.py; no
+titles, snippets or dates, so boosts play no part) over rrf_k 1/2/3/5/10/20/60
+× trust_strength 0/0.25/0.5/1 × same_index_discount 1/0.75/0.5 × engine
+weights (the defaults, or Startpage 0.9 and Yahoo 0.8 as before issue 20): 168
+points, chosen by 5-fold cross-validation (each fold's point picked on the
+other four folds). The CV estimate is what tuning on this grid is worth on
+queries it never saw; a default changes only when that estimate beats the
+defaults with an interval that excludes zero. Named points sit beside the grid: the shipped defaults,
 zero boosts, the values the modelled plugin ships (rrf_k 60, authority 0.25,
 freshness 0.2 over 30 days) and the pre-issue-12 behaviour written in the new
 unit (boosts 61 times larger, `.gov`/`.edu` suffixes, freshness on every query).
@@ -41,11 +52,18 @@ from plugin.bench.runner import every_engine_primary, rank_urls, replay_query  #
 from plugin.settings import DEFAULT_OFFICIAL_SITES, Settings  # noqa: E402
 
 GRID = {
-    "rrf_k": (10, 20, 40, 60, 100),
-    "authority_boost": (0.0, 0.05, 0.1, 0.25, 0.5, 1.0),
-    "freshness_boost": (0.0, 0.1, 0.2, 0.5),
+    "rrf_k": (1, 2, 5, 10, 60),
+    "authority_boost": (0.0, 0.2, 0.4, 0.8),
+    "freshness_boost": (0.0, 0.1, 0.2, 0.4),
     "freshness_days": (7, 30, 90),
 }
+LIST_GRID = {
+    "rrf_k": (1, 2, 3, 5, 10, 20, 60),
+    "trust_strength": (0.0, 0.25, 0.5, 1.0),
+    "same_index_discount": (1.0, 0.75, 0.5),
+    "weights": ("defaults", "startpage 0.9, yahoo 0.8"),
+}
+LIST_WEIGHTS = {"defaults": {}, "startpage 0.9, yahoo 0.8": {"startpage": 0.9, "yahoo": 0.8}}
 OBJECTIVE = "ndcg@8"
 OLD_SUFFIXES = [".gov", ".edu", ".mil", ".int", ".gov.cn", ".edu.cn", ".ac.cn", ".gov.uk", ".ac.uk", ".gov.au",
                 ".edu.au", ".go.jp", ".ac.jp", ".gc.ca", ".europa.eu"]
@@ -89,7 +107,7 @@ def alternatives(qruns) -> dict[str, dict]:
     }
 
 
-QUICK = {"rrf_k": (20, 60), "authority_boost": (0.0, 0.25, 1.0), "freshness_boost": (0.0, 0.2),
+QUICK = {"rrf_k": (2, 60), "authority_boost": (0.0, 0.4, 0.8), "freshness_boost": (0.0, 0.2),
          "freshness_days": (30,)}
 
 
@@ -111,8 +129,73 @@ async def load_runs(args: argparse.Namespace, settings: Settings):
     return runs
 
 
+def sweep_lists(folder: str, *, seed: int = 20) -> dict:
+    """The lists grid under 5-fold cross-validation (see the module docstring)."""
+    from plugin.bench.lists import cross_validate_scored, load_lists, score_queries
+
+    queries = load_lists(folder)
+    defaults = Settings()
+    keys = list(LIST_GRID)
+    points: dict[str, dict] = {}
+    for values in itertools.product(*(LIST_GRID[k] for k in keys)):
+        config = dict(zip(keys, values))
+        points[", ".join(f"{k} {v}" for k, v in config.items())] = config
+
+    def settings_of(config: dict) -> Settings:
+        update = {k: v for k, v in config.items() if k != "weights"}
+        return defaults.model_copy(update=update | {"weights": {**defaults.weights, **LIST_WEIGHTS[config["weights"]]}})
+
+    def is_default(config: dict) -> bool:
+        return config["weights"] == "defaults" and all(getattr(defaults, k) == v for k, v in config.items()
+                                                       if k != "weights")
+
+    # The defaults first: a fold whose best points tie keeps them.
+    ordered = sorted(points, key=lambda name: not is_default(points[name]))
+    scored = {name: score_queries(queries, settings_of(points[name])) for name in ordered}
+    reference = score_queries(queries, defaults)
+    cv = cross_validate_scored(reference, scored, seed=seed)
+    marginals = {knob: {str(value): round(mean(cv["points"][n][OBJECTIVE] for n in ordered
+                                               if points[n][knob] == value), 4)
+                        for value in LIST_GRID[knob]} for knob in keys}
+    best = max(ordered, key=lambda n: (cv["points"][n][OBJECTIVE], n == ordered[0]))
+    versus_defaults = next(c for c in cv["comparisons"] if c["b"] == "ours" and c["metric"] == OBJECTIVE)
+    change = versus_defaults["ci"][0] > 0 and versus_defaults["p"] < 0.05
+    return {
+        "set": f"lists ({folder})", "queries": len(queries), "objective": OBJECTIVE, "points": len(points),
+        "defaults": {k: getattr(defaults, k) for k in keys if k != "weights"} | {"weights": "defaults"},
+        "defaults_score": cv["ours"], "cv": cv["cv"], "folds": cv["folds"], "comparisons": cv["comparisons"],
+        "best_in_sample": {"point": best, **cv["points"][best]}, "marginals": marginals,
+        "verdict": ("change the defaults to the best point: tuning on this grid beats them on held-out folds"
+                    if change else "keep the defaults: tuning on this grid does not beat them on held-out folds"),
+    }
+
+
+def render_lists(result: dict) -> str:
+    lines = [f"{result['set']}: {result['queries']} queries, {result['points']} grid points, objective "
+             f"{result['objective']}, 5-fold cross-validation",
+             f"defaults {result['defaults']} -> " + _metrics(result["defaults_score"]),
+             "CV estimate (each fold's point chosen on the other folds) -> " + _metrics(result["cv"])]
+    lines += [f"  fold {f['fold']}: chose {f['chosen']} (train {OBJECTIVE} {f['train_' + OBJECTIVE]})"
+              for f in result["folds"]]
+    lines.append("CV estimate minus each system: diff [bootstrap 95% CI] sign-flip p W/L/T")
+    lines += [f"  vs {c['b']:<14}{c['metric']:<7} {c['diff']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}] "
+              f"p={c['p']:.3f} {c['wins']}/{c['losses']}/{c['ties']}" for c in result["comparisons"]]
+    b = result["best_in_sample"]
+    lines.append(f"best point on all queries (in-sample, optimistic): {b['point']} -> " + _metrics(b))
+    lines.append("verdict: " + result["verdict"])
+    lines.append(f"marginal mean {OBJECTIVE} per knob value:")
+    for knob, values in result["marginals"].items():
+        lines.append(f"  {knob:<20} " + "  ".join(f"{v}: {m:.4f}" for v, m in values.items()))
+    return "\n".join(lines)
+
+
+def _metrics(m: dict) -> str:
+    return "  ".join(f"{k} {m[k]:.4f}" for k in ("ndcg@8", "p@8", "mrr@8"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lists", metavar="DIR", help="sweep the multi-engine ranked lists in DIR by 5-fold CV")
     parser.add_argument("--corpus", help="replay the real-page corpus in DIR")
     parser.add_argument("--judgments", default=str(ROOT / "bench" / "corpus-judgments.json"))
     parser.add_argument("--queries", default=str(ROOT / "bench" / "queries.json"))
@@ -121,6 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--plot", action="store_true", help="draw the marginals into bench/images/")
     args = parser.parse_args(argv)
+    if args.lists:
+        from plugin.bench.lists import ListsError
+
+        try:
+            result = sweep_lists(args.lists)
+        except ListsError as exc:
+            print(f"sweep: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else render_lists(result))
+        return 0
 
     # The corpus is swept as the bench measures it: every captured engine in the first wave.
     base = every_engine_primary(Settings()) if args.corpus else Settings()
