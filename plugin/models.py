@@ -24,6 +24,18 @@ class ReadFailure(BaseModel):
     message: str
 
 
+class RowExplanation(BaseModel):
+    """Why a row ranks where it does (search with explain=True): the parts of its score."""
+
+    votes: dict[str, float] = Field(description="Engine -> its vote: weight x trust x (rrf_k + 1) / (rrf_k + "
+                                                "the row's place in that engine's list); 1.0 is one engine's top "
+                                                "vote at full weight and trust")
+    trust: dict[str, float] = Field(description="Engine -> how far its list was trusted for this query (how much "
+                                                "the other engines back it; the engines average 1)")
+    authority: float = Field(description="Added because the site is official for the query (a share of the votes)")
+    freshness: float = Field(description="Added for a recent date on a timely query")
+
+
 class ResultRow(BaseModel):
     title: str
     url: str
@@ -41,6 +53,8 @@ class ResultRow(BaseModel):
                                                        "(the read budget); web_fetch reads the rest")
     read_error: ReadFailure | None = Field(None, description="Why the page could not be read (read=N); the "
                                                              "snippet stands")
+    explain: RowExplanation | None = Field(None, description="The votes and boosts behind `score` (search with "
+                                                             "explain=True)")
     # Page text the engine that found the row sent with it (Exa, Firecrawl): read=N uses it instead of reading
     # the page. Not a field: never serialised or shown unless read=N attaches it as `content`.
     _engine_text: str | None = PrivateAttr(None)

@@ -548,3 +548,52 @@ async def test_the_module_level_search_passes_every_option_on_and_reads_nothing_
     asked = [seen.query for seen in bing.requests]
     assert [q.get("adlt") for q in asked] == [["strict"], ["off"]]
     assert all(r.content is None and r.read_error is None for r in response.results + response_default.results)
+
+
+async def test_explain_shows_each_rows_votes_and_boosts_only_when_asked(standins):
+    """issue 20: --explain / explain=True. The votes add up to the score with the boosts; a caller who did not
+    ask gets no explanation (identical searches share one ranking, explained or not)."""
+    bing = await standins(page(bing_page(PY_ROWS)))
+    ddg = await standins(page(ddg_page(list(reversed(PY_ROWS)))))
+    s = searcher({"bing": bing.url, "duckduckgo-html": ddg.url}, cache_ttl_s=0)
+    explained = await s.search("python release notes", explain=True)
+    plain = await s.search("python release notes")
+    await s.close()
+    assert [r.url for r in explained.results] == [r.url for r in plain.results]
+    assert all(r.explain is None for r in plain.results)
+    for row in explained.results:
+        parts = row.explain
+        assert set(parts.votes) == set(row.engines) == set(parts.trust)
+        assert row.score == pytest.approx(sum(parts.votes.values()) + parts.authority + parts.freshness, abs=1e-5)
+    top = explained.results[0]
+    # The official site of the query (python.org) carries its authority share of the votes.
+    official = next(r for r in explained.results if r.domain == "python.org")
+    assert official.explain.authority == pytest.approx(0.4 * sum(official.explain.votes.values()), abs=1e-5)
+    assert top.explain.votes and all(v > 0 for v in top.explain.votes.values())
+
+
+async def test_the_cli_explains_rows_in_the_table_and_in_json(standins):
+    import asyncio
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    bing = await standins(page(bing_page(PY_ROWS)))
+
+    async def cli(*extra: str) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "plugin.surfaces.cli", "search", "python release notes", "--engines", "bing",
+            "--endpoint", f"bing={bing.url}", "--no-cache", *extra, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root), "METASEARCH_STATE_BACKEND": "memory"})
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        return out.decode()
+
+    table = await cli("--explain")
+    assert "votes: bing 1.000 (#1, trust 1.00)" in table
+    assert "votes:" not in await cli()
+    rows = json.loads(await cli("--explain", "--json"))["results"]
+    assert rows[0]["explain"]["votes"] == {"bing": 1.0} and rows[0]["explain"]["trust"] == {"bing": 1.0}

@@ -78,7 +78,8 @@ class Fused:
     first_slot: int = 0
     key: str = ""
     votes: float = 0.0  # the engines' votes alone
-    votes_by: dict[str, float] = field(default_factory=dict)  # each engine's vote (weight x trust x rank)
+    votes_by: dict[str, float] = field(default_factory=dict)  # each engine's vote (weight x trust x place)
+    trust: dict[str, float] = field(default_factory=dict)  # the trust of each engine that voted
     boosts: dict[str, float] = field(default_factory=dict)  # authority and freshness, as added to the score
     official: bool = False
     freshness: float = 0.0
@@ -222,6 +223,7 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         fused.positions[lst.engine] = row.position
         weight = lst.weight * region_factor[lst.engine] * trust[lst.engine]
         fused.votes_by[lst.engine] = discount * weight * vote(places[lst.engine][id(row)], settings.rrf_k)
+        fused.trust[lst.engine] = trust[lst.engine]
         fused.votes += fused.votes_by[lst.engine]
     lifted: set[str] = set()
     for fused in sorted(merged.values(), key=lambda f: (-f.votes, f.first_slot, f.key)):

@@ -29,7 +29,7 @@ from plugin.infra.logs import register_secrets
 from plugin.infra.state import State, collecting_problems, open_state
 from plugin.infra.secrets import redact
 from plugin.infra.transport import Transport
-from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, ResultRow, SearchResponse
+from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, ResultRow, RowExplanation, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity
 from plugin.pipeline import pages
@@ -130,7 +130,12 @@ class Searcher:
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
                       engines=f.engines, positions=f.positions, score=round(f.score, 6), date=f.date,
-                      source=clean_title(f.source) if f.source else None).with_engine_text(f.content)
+                      source=clean_title(f.source) if f.source else None,
+                      explain=RowExplanation(votes={e: round(v, 6) for e, v in f.votes_by.items()},
+                                             trust={e: round(t, 6) for e, t in f.trust.items()},
+                                             authority=round(f.boosts.get("authority", 0.0), 6),
+                                             freshness=round(f.boosts.get("freshness", 0.0), 6))
+                      ).with_engine_text(f.content)
             for f in fused[: plan.request.limit]
         ]
 
@@ -167,16 +172,22 @@ class Searcher:
         await pages.remember(self.state, key, plan.page, shown, rows, self.settings.page_memory_s)
 
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
-                     ignore_cooldowns: bool = False, read: object = 0, **options: object) -> SearchResponse:
+                     ignore_cooldowns: bool = False, read: object = 0, explain: bool = False,
+                     **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
         safesearch, allowed_domains, blocked_domains, category, page, user_location), checked in one place (`plugin.pipeline.query.check_request`).
         `ignore_cooldowns` tries benched engines anyway. `read=N` attaches the main text of the top N
-        pages (plugin.reading.attach)."""
+        pages (plugin.reading.attach). `explain` keeps each row's votes and boosts (`explain`)."""
         started = time.perf_counter()
         count = self._pages_to_read(read)  # a bad read= is refused before any work
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
             response = await self._search(query, now, cache, ignore_cooldowns, options, problems)
-            return await self._read_pages(response, count, started)
+            response = await self._read_pages(response, count, started)
+        if explain:
+            return response
+        # Every ranking is explained (identical searches share one); a caller who did not ask gets none.
+        return response.model_copy(update={"results": [row.model_copy(update={"explain": None})
+                                                       for row in response.results]})
 
     async def _search(self, query: object, now: datetime | None, cache: bool, ignore_cooldowns: bool,
                       options: dict[str, object], problems: list[str]) -> SearchResponse:
@@ -293,7 +304,7 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  allowed_domains: Sequence[str] | str | None = None,
                  blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
                  page: int | None = None, user_location: str | dict | None = None, read: int = 0,
-                 ignore_cooldowns: bool = False) -> SearchResponse:
+                 ignore_cooldowns: bool = False, explain: bool = False) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
@@ -301,13 +312,14 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
     results, never repeating a URL an earlier page of the same query showed. `user_location="DE"` (or
     `{"country": "DE"}`): the region for that country, unless `region` is given. `read=N` attaches
     the main text of the top N results (`content`, or `read_error` saying why not). `ignore_cooldowns`:
-    try engines that are cooling down anyway."""
+    try engines that are cooling down anyway. `explain=True`: each row carries the votes and boosts behind
+    its score (`explain`)."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
                                                blocked_domains=blocked_domains, category=category, page=page,
                                                user_location=user_location, read=read,
-                                               ignore_cooldowns=ignore_cooldowns)
+                                               ignore_cooldowns=ignore_cooldowns, explain=explain)
 
 
 def search_sync(query: str, **kwargs) -> SearchResponse:

@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="try engines that are cooling down anyway")
     search.add_argument("--read", metavar="N", help="also read the top N result pages and attach their main text")
     search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
+    search.add_argument("--explain", action="store_true",
+                        help="show each row's votes (engine: weight x trust x place) and boosts behind its score")
     search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
 
     engines = commands.add_parser("engines", help="list engines, their tier, weight and state")
@@ -258,7 +260,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
                                          category=args.category, page=args.page,
                                          user_location=args.user_location,
                                          now=now, cache=not args.no_cache,
-                                         ignore_cooldowns=args.ignore_cooldowns, read=args.read)
+                                         ignore_cooldowns=args.ignore_cooldowns, read=args.read,
+                                         explain=args.explain)
         finally:
             await searcher.close()
 

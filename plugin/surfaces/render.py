@@ -29,6 +29,12 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
             lines.extend(textwrap.wrap(row.snippet, width=width - 4, initial_indent="    ",
                                        subsequent_indent="    ", max_lines=3, placeholder=" …"))
         lines.append(f"    via {', '.join(row.engines)}  score {row.score:.4f}")
+        if row.explain is not None:
+            parts = [f"{engine} {vote:.3f} (#{row.positions.get(engine, '?')}, trust "
+                     f"{row.explain.trust.get(engine, 1.0):.2f})" for engine, vote in row.explain.votes.items()]
+            boosts = [f"{name} +{value:.3f}" for name, value in (("authority", row.explain.authority),
+                                                                  ("freshness", row.explain.freshness)) if value]
+            lines.append("    votes: " + "; ".join(parts) + ("  boosts: " + ", ".join(boosts) if boosts else ""))
         if row.read_error is not None:
             lines.append(f"    page not read: {row.read_error.code}: {row.read_error.message[:100]}")
         elif row.content is not None:
