@@ -117,3 +117,16 @@ def test_ipv6_literal_hosts_are_kept_in_brackets():
     assert canonical_url("https://[::1]:443/x") == "https://[::1]/x"
     assert identity("http://[2001:db8::1]/a") == identity("https://[2001:db8::1]/a")
     assert canonical_url("http://intranet/a") is None  # a bare single-label name still is not a host
+
+
+def test_identity_folds_percent_encoding_in_the_query_string():
+    """Issue 23 bug 4: `?q=caf%C3%A9` and `?q=café` are one page (and lower-case escapes too); escapes of
+    the query's own delimiters stay apart from the delimiters (`a%26b` is one value, `a&b` two parameters)."""
+    same = ["https://x.org/s?q=caf%C3%A9", "https://x.org/s?q=café", "https://x.org/s?q=caf%c3%a9"]
+    assert len({identity(u) for u in same}) == 1
+    assert identity("https://x.org/s?q=%41") == identity("https://x.org/s?q=A")
+    assert identity("https://x.org/s?q=a%20b") == identity("https://x.org/s?q=a b")
+    for apart in (("a%26b", "a&b"), ("a%3Db", "a=b"), ("a%2Bb", "a+b"), ("a%23b", "a")):
+        assert identity(f"https://x.org/s?q={apart[0]}") != identity(f"https://x.org/s?q={apart[1]}"), apart
+    # Bytes that are not UTF-8 keep their escapes, in one letter case.
+    assert identity("https://x.org/s?q=%ff") == identity("https://x.org/s?q=%FF") == "x.org/s?q=%FF"

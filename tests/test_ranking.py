@@ -648,3 +648,34 @@ def test_trust_counts_each_backing_by_the_backers_vote_and_only_the_top_of_the_l
     # Only the top `trust_depth` rows of a list count.
     shallow = agreement_trust([a, b_low], Settings(trust_strength=1, trust_depth=5))
     assert abs(shallow["a"] / shallow["b"] - (0.25 + vote(6, 2) / 1.5) / 0.25) < 1e-12
+
+
+def test_a_year_one_away_from_now_is_timely_two_away_is_not():
+    """Issue 23 survivor (intent.is_timely): "python 2025" asked in 2026 wants recent pages; 2024 asks for its
+    own time."""
+    now = datetime(2026, 3, 1)
+    assert is_timely("python 2025", now=now) and is_timely("python 2027", now=now) and is_timely("python 2026", now=now)
+    assert not is_timely("python 2024", now=now) and not is_timely("python 2028", now=now)
+
+
+def test_a_name_of_three_letters_is_not_a_site_to_make_official():
+    """Issue 23 survivor (intent.query_subject): one-word queries bun, npm, vue are too short to be the
+    name of the site spelled like them (bun.com, npm.com, vue.com): a name needs four letters."""
+    for short in ("bun", "npm", "vue", "Vue 3"):
+        assert query_subject(short) == "", short
+    assert query_subject("deno") == "deno"
+    engine = EngineList("a", 1.0, "global", "ia", rows("https://bun.sh/", "https://www.bun.com/"))
+    fused = fuse([engine], Settings(official_sites={}), lead_region="global", now=NOW, intent=intent_of("bun"))
+    assert [f.url for f in fused] == ["https://bun.sh/", "https://www.bun.com/"] and not any(f.official for f in fused)
+
+
+def test_a_merged_news_row_names_the_publisher_of_the_first_engine_that_names_one():
+    """Issue 23 survivor (fusion): two engines name different publishers for one story; the row keeps the
+    first in the interleaving, not the last."""
+    url = "https://news.example.org/story"
+    first = EngineList("a", 1.0, "global", "ia", [Row("Story", url, "", 1, None, "Reuters")])
+    second = EngineList("b", 1.0, "global", "ib", [Row("Story", url, "", 1, None, "AP")])
+    third = EngineList("c", 1.0, "global", "ic", [Row("Story", url, "", 1, None, None)])
+    assert fuse([first, second, third], Settings(), lead_region="global", now=NOW)[0].source == "Reuters"
+    assert fuse([third, second, first], Settings(), lead_region="global", now=NOW)[0].source == "Reuters"
+    assert fuse([third, second], Settings(), lead_region="global", now=NOW)[0].source == "AP"

@@ -20,7 +20,8 @@ async def search(standins, query: str, pages: dict[str, bytes]):
         return await searcher.search(query)
 
 
-@pytest.mark.parametrize("query", ["javascrpt tutorail", "javasript tutorial for beginers"])
+# Misspelt beyond a typing slip (the gate accepts those itself): only the engines' agreement keeps them.
+@pytest.mark.parametrize("query", ["jvscrpt ttrl", "jvscrpt ttrl fr bgnnrs"])
 async def test_independent_engines_agreeing_keep_a_misspelt_query_answered(query, standins):
     bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_bytes()
     brave = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
@@ -43,16 +44,54 @@ async def test_agreeing_primaries_answer_without_starting_the_fallback(standins)
     settings = Settings(endpoints=endpoints, engines=list(endpoints),
                         tiers={"bing": "primary", "brave": "primary", "duckduckgo-html": "fallback"})
     async with Searcher(settings) as searcher:
-        response = await searcher.search("javascrpt tutorail")
+        response = await searcher.search("jvscrpt ttrl")
     statuses = {report.name: report.status for report in response.engines}
     assert statuses == {"bing": "ok", "brave": "ok", "duckduckgo-html": "skipped"}, response.engines
     assert spare.requests == [] and len(response.results) == 8
 
 
 async def test_one_engine_alone_is_no_agreement(standins):
+    # Too far from any page word for a typing slip (three and four letters dropped): only agreement
+    # between indexes could keep this list, and one engine is none.
     bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_bytes()
-    response = await search(standins, "javascrpt tutorail", {"bing": bing})
+    response = await search(standins, "jvscrpt ttrl", {"bing": bing})
     assert response.engines[0].status == "irrelevant" and response.results == []
+
+
+@pytest.mark.parametrize("query", ["javscript tutoral", "javascrpt tutorail", "javasscript tuotrial"])
+async def test_typing_slips_keep_engines_of_one_index_answered(query, standins):
+    """Issue 21 item 4: both words a dropped, swapped or doubled letter away from the pages' words, no
+    "Including results for" on the page, and the two engines draw on one index (no agreement between
+    indexes to restore them): the Latin gate itself accepts a typing slip."""
+    bing = corpus_path("bing", "websearchmcp__javascript-tutorial.html").read_bytes()
+    response = await search(standins, query, {"bing": bing, "bing-cn": bing})
+    statuses = {report.name: report.status for report in response.engines}
+    assert statuses == {"bing": "ok", "bing-cn": "ok"}, response.engines
+    assert len(response.results) == 8 and any("w3schools.com" in row.url for row in response.results)
+
+
+def test_a_typing_slip_is_one_edit_up_to_eight_letters_two_beyond_never_for_short_words_or_numbers():
+    from plugin.pipeline.relevance import build_gate, typo_allowance, within_edits
+
+    assert [typo_allowance(w) for w in ("node", "react", "tutorial", "javascript", "3000000", "python3")] == \
+        [0, 1, 1, 2, 0, 0]
+    assert within_edits("tutorail", "tutorial", 1)  # two neighbours swapped: one edit
+    assert within_edits("tutoral", "tutorial", 1) and within_edits("tutorrial", "tutorial", 1)
+    assert not within_edits("ttorial", "tutoriak", 1) and within_edits("ttorial", "tutoriak", 2)
+    assert within_edits("javscrpt", "javascript", 2) and not within_edits("jvscrpt", "javascript", 2)
+    assert within_edits("ca", "ac", 1) and not within_edits("abc", "cab", 1)  # a swap of neighbours only
+
+    def keeps(query: str, title: str) -> bool:
+        return build_gate(query).keeps(title, "", "https://example.org/")
+
+    assert keeps("kubernetes deploymnet", "Deployment docs") and keeps("pyhton", "Python releases")
+    assert keeps("tutroials", "Tutorials for all")  # 9 letters: two edits allowed
+    # Short words and numbers only match as they are: "node" is not "nose", 2025 is not 2026.
+    assert not keeps("node", "Nose surgery") and not keeps("2025", "Shop 2026 deals")
+    assert keeps("react", "Reach out")  # 5 letters, one edit: accepted
+    assert not keeps("reacts", "Reach out")  # 6 letters, two edits away (t->h, drop s): no
+    # The page word must be letters too: a query word is never "one edit" from a number or a code.
+    assert not keeps("model", "mode1 x")
 
 
 async def test_the_engines_own_correction_is_read(standins):
@@ -64,7 +103,7 @@ async def test_the_engines_own_correction_is_read(standins):
     corrected = bing.replace('<ol id="b_results"', '<ol id="b_results"', 1)
     marker = corrected.index(">", corrected.index('<ol id="b_results"')) + 1
     corrected = corrected[:marker] + notice + corrected[marker:]
-    response = await search(standins, "javascrpt tutorail", {"bing": corrected.encode()})
+    response = await search(standins, "jvscrpt ttrl", {"bing": corrected.encode()})
     report = response.engines[0]
     assert report.status == "ok" and "javascript tutorial" in report.detail, report
     assert len(response.results) == 8
@@ -135,3 +174,25 @@ def test_rows_all_outside_the_operators_say_which_filter():
     rows = [Row("Rust async", "https://other.example/a", "rust async", 1),
             Row("Rust async 2", "https://x.example/b", "rust async", 2)]
     assert survivors(ENGINES["bing"], rows, plan) == ([], "empty", "2 rows, none inside the site=docs.rs/time=week filter")
+
+
+def test_engines_of_one_index_are_no_agreement():
+    """Issue 23 survivor (filters.restore_agreeing): Bing, Bing China, both DuckDuckGos and Yahoo draw on one
+    index; their lists sharing pages is one index repeating itself, not a second opinion, so a gated list
+    is not restored by them. A list of another index sharing as many pages is."""
+    from engines import ENGINES
+    from engines.base import Row
+    from plugin.pipeline.filters import AGREEMENT_MIN_URLS, restore_agreeing
+    from plugin.pipeline.plan import make_plan
+    from plugin.pipeline.runner import EngineRun
+
+    plan = make_plan(Settings(), "jvscrpt ttrl")
+    pages = [Row(f"Page {i}", f"https://site{i}.example/", "", i) for i in range(1, AGREEMENT_MIN_URLS + 2)]
+    bing_index = [name for name, engine in ENGINES.items() if engine.facts.index == "bing"]
+    assert {"bing", "bing-cn", "duckduckgo-html", "duckduckgo-lite", "yahoo"} <= set(bing_index)
+    runs = [EngineRun(ENGINES[name], "primary", "irrelevant", rows=len(pages), all_rows=list(pages))
+            for name in bing_index]
+    assert all(run.status == "irrelevant" for run in restore_agreeing(runs, plan))
+    brave = EngineRun(ENGINES["brave"], "primary", "irrelevant", rows=len(pages), all_rows=list(pages))
+    restored = {run.engine.name: run.status for run in restore_agreeing([*runs, brave], plan)}
+    assert set(restored.values()) == {"ok"}

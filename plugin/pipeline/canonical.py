@@ -28,6 +28,10 @@ _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hmsr", "hmpl", "hmcu", "hmkw", "hm
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters left unescaped when normalising a path for identity.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
+# In a query string, what an escape may not be folded into: it would change where a parameter or its
+# value ends (& = ; +) or what the string means (% # ? and space).
+_QUERY_DELIMITERS = frozenset("&=;+%#? ")
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # ASCII that no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text.
 _INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f]+')
 
@@ -135,8 +139,23 @@ def _identity(url: str) -> str | None:
     for suffix in ("/index.html", "/index.htm", "/index.php"):
         if path.endswith(suffix):
             path = path[: -len(suffix)]
-    query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
+    query = "&".join(sorted(_fold_escapes(seg) for seg in parts.query.split("&"))) if parts.query else ""
     return f"{host}{path}" + (f"?{query}" if query else "")
+
+
+def _fold_escapes(segment: str) -> str:
+    """One spelling of a query parameter however it was escaped: `q=caf%C3%A9` and `q=café` alike.
+    Escapes are decoded (UTF-8) except those of delimiters, then everything outside printable ASCII is
+    escaped again, upper-case; a run of escapes that is not UTF-8 keeps its bytes."""
+    def decode(run: re.Match[str]) -> str:
+        try:
+            text = bytes.fromhex(run.group().replace("%", "")).decode("utf-8")
+        except UnicodeDecodeError:
+            return run.group().upper()
+        return "".join(quote(ch, safe="") if ch in _QUERY_DELIMITERS else ch for ch in text)
+
+    folded = _ESCAPES.sub(decode, segment)
+    return quote(folded, safe="".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in "\"<>\\^`{|}"))
 
 
 def registrable_domain(url_or_host: str) -> str:

@@ -11,7 +11,10 @@ single relevant page may share no word with a short query (`onimai` answered
 by "Oniichan wa Oshimai!") while a list answering a different query shares
 words with almost none of its pages. A row matches when it shares the query's
 content words after case and diacritic folding (stop words ignored): one word
-for queries of one or two content words, two of them for longer queries. The
+for queries of one or two content words, two of them for longer queries. A
+query word of five letters or more also matches a page word a typing slip away
+(Damerau-Levenshtein 1 up to eight letters, 2 beyond): people misspell, and an
+engine that shows no "Including results for" still answers the right question. The
 list is kept whole when at least `LATIN_MIN_MATCHING` of its rows match, and
 dropped whole otherwise (Bing answering `tình hình thời tiết`, "weather
 situation", with love poems that share only `tình`).
@@ -139,11 +142,45 @@ def _word_matches(word: str, tokens: set[str]) -> bool:
         return True
     if len(word) < 3:
         return False
+    typos = typo_allowance(word)
     for token in tokens:
         # Inflections and compounds: tutorial/tutorials, launch/launched, postgres/postgresql.
         if token.startswith(word) or (len(token) >= 4 and word.startswith(token) and len(word) - len(token) <= 2):
             return True
+        # A typing slip with no engine correcting it: a letter dropped, doubled, swapped or wrong.
+        if typos and abs(len(token) - len(word)) <= typos and token.isalpha() and \
+                within_edits(word, token, typos):
+            return True
     return False
+
+
+def typo_allowance(word: str) -> int:
+    """Edits a query word may be from a page's word and still match it: 1 for words of 5-8 letters, 2 for
+    longer ones, none for short words (too many neighbours: cat/car/can) or words with digits."""
+    if not word.isalpha() or len(word) < 5:
+        return 0
+    return 1 if len(word) <= 8 else 2
+
+
+@functools.lru_cache(maxsize=65536)
+def within_edits(a: str, b: str, limit: int) -> bool:
+    """Whether the Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
+    substitutions, swaps of neighbours) between `a` and `b` is at most `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return False
+        before, previous = previous, current
+    return previous[-1] <= limit
 
 
 def build_gate(query: str, min_units: int = 2) -> Gate:
