@@ -1,36 +1,38 @@
 """Merging engines' lists into one ranking: consensus first, boosts that inform.
 
-1. Interleave by weight: weighted round-robin where, each round, an engine
-   earns `weight` slots (weight 2 gives two slots a round, 0.5 one slot every
-   other round). Engines of the query's region lead each round; engines of the
-   other region have their weight scaled by `off_region_weight` but still
-   contribute.
-2. Every row's slot is its place in that interleaving. Rows with the same URL
-   identity merge (an engine votes once per identity, however it spells the
-   URL); each engine's vote is reciprocal rank fusion normalised so that the
-   first slot is worth exactly 1.0:
-       vote(slot) = (rrf_k + 1) / (rrf_k + slot)
-       score      = Σ over engines  discount × vote(slot)
-                  + authority_boost × official(row, query)   (once per site)
-                  + freshness_boost × freshness(date)        (timely queries only)
+1. Trust: how far to trust each engine's list for this query (`agreement_trust`):
+   how much the other engines back it. With one engine, or `trust_strength` 0,
+   every engine is trusted 1; trust averages 1 over the engines of a search.
+2. Votes: each engine votes once for each URL identity it lists (however it
+   spells the URL), by the row's place p in that engine's kept list:
+       vote  = weight × region × trust × (rrf_k + 1) / (rrf_k + p)
+       score = Σ over engines  discount × vote
+             × (1 + authority_boost × official(row, query))   (once per site)
+             + freshness_boost × freshness(date)              (timely queries only)
+   A first row at full weight and trust is worth exactly 1.0. `region` is 1 for
+   engines of the query's region, `off_region_weight` for the others;
    `discount` is 1, or `same_index_discount` for a further engine drawing on
    an index (e.g. Bing's) that already voted for the row.
-3. Ties break on the earliest slot, then the URL identity: deterministic.
+3. Ties break on the row's slot in a weighted round-robin interleave (engines
+   of the query's region lead each round; weight 2 takes two slots a round),
+   then the URL identity: deterministic.
 
-The unit is one engine's top vote, so every knob reads the same way:
-`authority_boost` 0.25 is a quarter of it, and a second engine's vote for a
-row in its top 8 (about 0.8 at rrf_k 60) outweighs any single boost at its
-default. That is the point: agreement between engines is the strongest signal;
-a row one engine ranked 19th cannot overtake a row two engines ranked in their
-top 8 because of its domain or its date.
+The unit is one engine's top vote, so every knob reads the same way. Agreement
+between engines is the strongest signal: a row one engine ranked 19th cannot
+overtake a row two engines ranked in their top 8 because of its domain or its
+date (the defaults keep it so; tests/test_ranking.py checks every pair of
+independent engines). The defaults (rrf_k 2, trust 0.5) were chosen by
+cross-validation on real multi-engine lists (README, "Measuring quality").
 
 - official (see plugin/pipeline/intent.py): the site of what the query names
   (python → python.org), the site spelled like a query that is only a name,
   standards bodies and registries for documentation and package queries, and
-  any `authority_suffixes` a user configured (none by default: a `.gov` or
-  `.edu` host is not official for a query about something else). Only the
-  best-voted row of each official site (registrable domain) is boosted: the
-  boost brings the site into view, it does not fill the page with it.
+  any `authority_suffixes` a user configured (none by default; matched on a
+  label boundary in any case). Only the best-voted row of each official site
+  (registrable domain) is boosted: the boost brings the site into view, it
+  does not fill the page with it. The boost scales the row's own votes: an
+  official page its engines rank second can lead, one they rank deep gains
+  little.
 - freshness: 1 for today falling linearly to 0 at `freshness_days`, counted
   only when the query asks for recent things (`freshness_scope` "timely") and
   the row carries a date its engine gave (a date field of the engine, or a
@@ -38,6 +40,10 @@ top 8 because of its domain or its date.
   A date more than a day in the future is an event, not a publication: 0. A
   merged row keeps its earliest date (first publication). Undated rows get 0:
   neither boosted nor punished.
+- one engine alone: its order is its own judgment. Only a site the query
+  names is boosted (not reference sites or suffixes), and freshness does not
+  add to the score: a recent row (first half of `freshness_days`) rises at
+  most `lone_freshness_places` places, above older rows only.
 """
 
 from __future__ import annotations
