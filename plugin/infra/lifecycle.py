@@ -95,6 +95,21 @@ class KeptPerSettings(Generic[C]):
         return found
 
     def release(self) -> list[C]:
-        """Forget every kept object and hand them over (to be closed at interpreter exit)."""
+        """Forget every kept object and hand them over."""
         kept, self.kept = list(self.kept.values()), {}
         return kept
+
+    def clear(self) -> None:
+        """Forget every kept object and close it (`plugin.infra.memo.forget_all`, interpreter exit): on the
+        running loop without making the caller wait; outside a loop, where their sessions closed with the
+        loops they were made in, what outlives a loop (an embedded store) through `close_at_exit`."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            for kept in self.release():
+                close_at_exit = getattr(kept, "close_at_exit", None)
+                if close_at_exit is not None:
+                    close_at_exit()
+            return
+        for kept in self.release():
+            close_soon(kept.close, self.retiring)

@@ -22,6 +22,7 @@ from typing import Sequence
 
 from engines import ENGINES
 from engines.base import Engine, Row
+from plugin.infra import memo
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
@@ -71,7 +72,9 @@ class Searcher:
     def cooldowns(self, cooldowns: Cooldowns) -> None:  # tests swap in a policy with a fake clock
         self.runner.cooldowns = cooldowns
 
-    def state_closed_at_exit(self) -> None:
+    def close_at_exit(self) -> None:
+        """Close what outlives the event loop (the embedded store) from outside any loop; the sessions
+        close with the loop they were made in."""
         close = getattr(self.state, "close_at_exit", None)
         if close is not None:
             close()
@@ -270,7 +273,7 @@ class Searcher:
 # Long-lived searchers, one per distinct settings, the least recently used last out. A searcher's HTTP
 # sessions and Redis client close when the event loop they were made in ends (plugin.infra.lifecycle),
 # so `asyncio.run(search(...))` per call leaks nothing; one evicted from here is closed.
-_searchers: KeptPerSettings[Searcher] = KeptPerSettings(Searcher, keep=8)
+_searchers: KeptPerSettings[Searcher] = memo.register(KeptPerSettings(Searcher, keep=8))
 
 
 def searcher_for(settings: Settings | None = None) -> Searcher:
@@ -281,11 +284,8 @@ def searcher_for(settings: Settings | None = None) -> Searcher:
     return _searchers.get(settings if settings is not None else Settings())
 
 
-@atexit.register
-def _close_stores_at_exit() -> None:
-    """The embedded store's connection of every kept searcher, closed before the interpreter goes."""
-    for searcher in _searchers.release():
-        searcher.state_closed_at_exit()
+# The embedded store's connection of every kept searcher, closed before the interpreter goes.
+atexit.register(_searchers.clear)
 
 
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,

@@ -22,6 +22,7 @@ from pathlib import Path
 from aiohttp import web
 
 from plugin.errors import SearchError
+from plugin.infra import memo
 from plugin.infra.logs import get_logger
 from plugin.infra.metrics import Metrics
 from plugin.pipeline.searcher import Searcher
@@ -55,6 +56,7 @@ def search_parameters() -> dict[str, str]:
     return parameters
 
 
+@memo.register
 @functools.cache
 def _known_parameters() -> tuple[str, ...]:
     """The names GET /search takes, worked out once (the web_search schema does not change at run time)."""
