@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import importlib
 import pkgutil
 from pathlib import Path
@@ -22,6 +23,7 @@ from standins import page
 NOT_CACHES = {
     "plugin.infra.logs._REGISTERED": "API keys registered for redaction: forgetting one would let it into a log",
     "plugin.infra.memo._KEPT": "the registry itself",
+    "plugin.infra.memo._TABLES": "the registry itself",
 }
 _CACHE_DECORATORS = {"lru_cache", "cache"}  # functools.lru_cache(...), functools.cache, bare or called
 _EMPTY_CONTAINERS = {"dict", "set", "list", "OrderedDict", "Counter", "WeakValueDictionary", "WeakKeyDictionary",
@@ -123,34 +125,71 @@ class K:
                                                     "K.m"]
 
 
-def test_register_hands_back_what_it_registers_and_refuses_what_cannot_be_forgotten():
+@pytest.fixture
+def empty_registry(monkeypatch):
+    """A registry of its own, so what a test registers does not stay registered."""
+    monkeypatch.setattr(memo, "_KEPT", [])
+    monkeypatch.setattr(memo, "_TABLES", [])
+
+
+def test_register_hands_back_what_it_registers_and_refuses_what_cannot_be_forgotten(empty_registry):
     cache: dict[str, int] = {}
     assert memo.register(cache) is cache and memo.register(cache) is cache
-    assert sum(kept is cache for kept in memo.registered()) == 1
+    assert memo.registered() == (cache,)
+    cache["a"] = 1
+    memo.forget_all()
+    assert cache == {}
     with pytest.raises(TypeError, match="cannot be forgotten"):
         memo.register(("a", "tuple"))
 
 
-async def test_forget_all_empties_every_registered_cache():
+def test_a_table_takes_no_arguments(empty_registry):
+    @functools.lru_cache(maxsize=1)
+    def table() -> dict[str, int]:
+        return {"a": 1}
+
+    @functools.lru_cache(maxsize=64)
+    def memo_of(text: str) -> str:
+        return text.upper()
+
+    assert memo.register_table(table) is table
+    table()
+    memo.forget_all(tables=True)
+    assert table.cache_info().currsize == 0
+    with pytest.raises(TypeError, match="register it as a memo"):
+        memo.register_table(memo_of)
+    with pytest.raises(TypeError, match="not a functools cache"):
+        memo.register_table(lambda: {})
+
+
+async def test_forget_all_empties_every_memo_and_keeper_and_the_tables_when_asked():
     from plugin.pipeline import canonical, intent, relevance, searcher, suffixes
     from plugin.reading import reader
     from plugin.surfaces import service
 
-    canonical.canonical_url("https://www.Example.com/a?utm_source=x")
-    canonical.identity("https://example.com/a")
-    intent.official_domains("python docs", {"python": ("python.org",)})
-    relevance.fold("café")
-    suffixes.registrable("docs.python.org")
-    service._unknown_parameters(["q"])
-    searcher.searcher_for(Settings())
-    reader.reader_for(Settings())
-    warmed = [canonical._canonical_url, canonical._identity, intent._PATTERNS, relevance._combining_marks,
-              suffixes._trie, service._known_parameters, searcher._searchers, reader._readers]
-    assert all(_size(kept) for kept in warmed), [_size(kept) for kept in warmed]
+    def warm() -> list[object]:
+        canonical.canonical_url("https://www.Example.com/a?utm_source=x")
+        canonical.identity("https://example.com/a")
+        intent.official_domains("python docs", {"python": ("python.org",)})
+        relevance.fold("café")
+        suffixes.registrable("docs.python.org")
+        service._unknown_parameters(["q"])
+        searcher.searcher_for(Settings())
+        reader.reader_for(Settings())
+        warmed = [canonical._canonical_url, canonical._identity, intent._PATTERNS, searcher._searchers,
+                  reader._readers, relevance._combining_marks, suffixes._trie, service._known_parameters]
+        assert all(_size(kept) for kept in warmed), [_size(kept) for kept in warmed]
+        return warmed
 
+    memos, tables = warm()[:5], warm()[5:]
     memo.forget_all()
+    assert {repr(kept): _size(kept) for kept in memo.registered() if _size(kept) and kept not in tables} == {}
+    assert all(_size(table) for table in tables)  # built from what does not change: kept unless asked
+    warm()
+    memo.forget_all(tables=True)
     assert {repr(kept): _size(kept) for kept in memo.registered() if _size(kept)} == {}
     await asyncio.gather(*searcher._searchers.retiring, *reader._readers.retiring)
+    assert memos
 
 
 def _size(kept: object) -> int:

@@ -76,7 +76,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKD", text).translate(_combining_marks()).casefold()
 
 
-@memo.register
+@memo.register_table
 @functools.lru_cache(maxsize=1)
 def _combining_marks() -> dict[int, None]:
     """Every combining mark (canonical combining class > 0; all below U+20000), for str.translate."""

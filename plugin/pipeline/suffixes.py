@@ -40,7 +40,7 @@ def snapshot_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / ".tld_set_snapshot"
 
 
-@memo.register
+@memo.register_table
 @functools.lru_cache(maxsize=1)
 def _trie() -> _Node:
     text = snapshot_path().read_text(encoding="utf-8")

@@ -56,7 +56,7 @@ def search_parameters() -> dict[str, str]:
     return parameters
 
 
-@memo.register
+@memo.register_table
 @functools.cache
 def _known_parameters() -> tuple[str, ...]:
     """The names GET /search takes, worked out once (the web_search schema does not change at run time)."""
