@@ -176,12 +176,12 @@ async def test_forget_all_empties_every_memo_and_keeper_and_the_tables_when_aske
         service._unknown_parameters(["q"])
         searcher.searcher_for(Settings())
         reader.reader_for(Settings())
-        warmed = [canonical._canonical_url, canonical._identity, intent._PATTERNS, searcher._searchers,
-                  reader._readers, relevance._combining_marks, suffixes._trie, service._known_parameters]
+        warmed = [canonical._canonical_url, canonical._identity, intent._PATTERNS, service._known_parameters,
+                  searcher._searchers, reader._readers, relevance._combining_marks, suffixes._trie]
         assert all(_size(kept) for kept in warmed), [_size(kept) for kept in warmed]
         return warmed
 
-    memos, tables = warm()[:5], warm()[5:]
+    memos, tables = warm()[:6], warm()[6:]
     memo.forget_all()
     assert {repr(kept): _size(kept) for kept in memo.registered() if _size(kept) and kept not in tables} == {}
     assert all(_size(table) for table in tables)  # built from what does not change: kept unless asked

@@ -15,6 +15,8 @@ import asyncio
 import concurrent.futures
 from typing import Any, AsyncGenerator, Awaitable, Callable, Generic, Protocol, TypeVar
 
+from plugin.infra import memo
+
 T = TypeVar("T")
 
 
@@ -77,12 +79,14 @@ C = TypeVar("C", bound=_Closable)
 class KeptPerSettings(Generic[C]):
     """Long-lived objects (searchers, page readers), one per distinct settings: equal settings, however
     often rebuilt, share one (`Settings.sharing_key`); past `keep` the least recently used is closed
-    without making the caller wait (`close_soon`)."""
+    without making the caller wait (`close_soon`). Made once per module; each registers itself with
+    `plugin.infra.memo`, so `memo.forget_all()` forgets and closes what it keeps."""
 
     def __init__(self, make: Callable[[Any], C], keep: int = 8):
         self.make, self.keep = make, keep
         self.kept: dict[str, C] = {}
         self.retiring: set[asyncio.Task] = set()
+        memo.register(self)
 
     def get(self, settings: Any) -> C:
         key = settings.sharing_key()

@@ -3,7 +3,7 @@
 Memo caches (canonical URLs, official-name patterns, …), tables built once (the public suffix trie, …)
 and the long-lived searchers and page readers (`lifecycle.KeptPerSettings`) live at module level. Each
 registers here where it is defined (`@memo.register` above `@functools.lru_cache`, `memo.register({})`
-around a dict, `@memo.register_table`), so a test or a long-lived host starts cold with one call,
+around a dict, `@memo.register_table`; a `KeptPerSettings` registers itself), so a test or a long-lived host starts cold with one call,
 `forget_all()`, without knowing each one. tests/test_memo.py fails when a module-level cache in plugin/
 does not register.
 """
@@ -32,7 +32,7 @@ def register(kept: T) -> T:
 
 def register_table(table: F) -> F:
     """Register a cached function without arguments that builds a table from what does not change while
-    the process runs (the installed public suffix list, Unicode data, a schema). Forgetting one changes
+    the process runs (the installed public suffix list, Unicode data). Forgetting one changes
     nothing but the time to build it again (the suffix trie: ~15 ms), so only `forget_all(tables=True)`
     does."""
     if not callable(getattr(table, "cache_clear", None)):

@@ -22,7 +22,6 @@ from typing import Sequence
 
 from engines import ENGINES
 from engines.base import Engine, Row
-from plugin.infra import memo
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
@@ -273,7 +272,7 @@ class Searcher:
 # Long-lived searchers, one per distinct settings, the least recently used last out. A searcher's HTTP
 # sessions and Redis client close when the event loop they were made in ends (plugin.infra.lifecycle),
 # so `asyncio.run(search(...))` per call leaks nothing; one evicted from here is closed.
-_searchers: KeptPerSettings[Searcher] = memo.register(KeptPerSettings(Searcher, keep=8))
+_searchers: KeptPerSettings[Searcher] = KeptPerSettings(Searcher, keep=8)
 
 
 def searcher_for(settings: Settings | None = None) -> Searcher:

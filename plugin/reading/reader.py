@@ -19,7 +19,6 @@ from typing import Callable
 from aiohttp.abc import AbstractResolver
 
 from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
-from plugin.infra import memo
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
@@ -155,7 +154,7 @@ class Reader:
 
 # ----- module-level API -----
 # Long-lived readers, one per distinct settings (as searchers are), the least recently used last out.
-_readers: KeptPerSettings[Reader] = memo.register(KeptPerSettings(Reader, keep=8))
+_readers: KeptPerSettings[Reader] = KeptPerSettings(Reader, keep=8)
 
 
 def reader_for(settings: Settings | None = None) -> Reader:
