@@ -76,8 +76,11 @@ def module_level_caches() -> dict[str, object]:
         module = importlib.import_module(info.name)
         for qualname in _cache_names(ast.parse(Path(module.__file__).read_text(encoding="utf-8")).body):
             found: object = module
-            for part in qualname.split("."):
-                found = getattr(found, part)
+            try:
+                for part in qualname.split("."):
+                    found = getattr(found, part)
+            except AttributeError:  # a model's field default (pydantic keeps none on the class): no shared object
+                continue
             caches[f"{info.name}.{qualname}"] = found
     return caches
 
