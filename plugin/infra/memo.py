@@ -3,9 +3,9 @@
 Memo caches (canonical URLs, official-name patterns, …), tables built once (the public suffix trie, …)
 and the long-lived searchers and page readers (`lifecycle.KeptPerSettings`) live at module level. Each
 registers here where it is defined (`@memo.register` above `@functools.lru_cache`, `memo.register({})`
-around a dict, `@memo.register_table`; a `KeptPerSettings` registers itself), so a test or a long-lived host starts cold with one call,
-`forget_all()`, without knowing each one. tests/test_memo.py fails when a module-level cache in plugin/
-does not register.
+around a dict, `@memo.register_table`; a `KeptPerSettings` registers itself), so a test or a long-lived
+host starts cold with one call, `forget_all()`, without knowing each one. tests/test_memo.py fails when
+a module-level cache in plugin/ does not register.
 """
 
 from __future__ import annotations
