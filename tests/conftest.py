@@ -73,16 +73,17 @@ def private_state(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def cold_caches():
-    """Every test starts with the pipeline's memo caches empty (canonical URLs, official-name patterns),
-    so what a test exercises does not depend on which tests ran before it. Mutation testing relies on
-    it: mutmut maps each function to the tests that call it in one run of the suite, and a function
-    behind a warm cache was only ever called by the first test that needed it (the official-name
-    patterns' mutants survived, run against that one unrelated test alone)."""
-    from plugin.pipeline import canonical, intent
+    """Every test starts with nothing remembered from the tests before it: every memo cache empty
+    (canonical URLs, official-name patterns, …) and no kept searcher or reader, whatever registered with
+    plugin.infra.memo (tables built once from what does not change, such as the public suffix trie, stay:
+    rebuilding them for each test would cost seconds and change nothing), so what a test exercises does
+    not depend on which tests ran before it. Mutation
+    testing relies on it: mutmut maps each function to the tests that call it in one run of the suite,
+    and a function behind a warm cache was only ever called by the first test that needed it (the
+    official-name patterns' mutants survived, run against that one unrelated test alone)."""
+    from plugin.infra import memo
 
-    intent._PATTERNS.clear()
-    for cached in (canonical._canonical_url, canonical._identity, canonical._host_of, canonical._registrable):
-        cached.cache_clear()
+    memo.forget_all()
 
 
 # ----- loopback stand-ins -----

@@ -95,12 +95,6 @@ def test_parsers_survive_mutated_seed_pages(data):
     _survives(SEED_BODIES, data)
 
 
-@settings(max_examples=300, deadline=None)
-@given(body=st.binary(max_size=4000), name=st.sampled_from(ENGINE_NAMES))
-def test_parsers_survive_random_bytes(body, name):
-    check(ENGINES[name].parse(response_from_bytes(body), "q", SearchOptions(api_key="k")))
-
-
 urls = st.one_of(
     st.text(max_size=200),
     st.builds(lambda scheme, host, path, query, frag: f"{scheme}://{host}{path}?{query}#{frag}",

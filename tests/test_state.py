@@ -331,9 +331,12 @@ async def test_default_budgets_spare_real_engines_not_stand_ins(standins):
 
 
 OPEN_SCRIPT = """
-import asyncio, sys
+import asyncio, os, sys, time
 from plugin.settings import Settings
 from plugin.infra.state import open_state
+open(os.path.join(sys.argv[2], str(os.getpid())), "w").close()  # imported: ready
+while not os.path.exists(os.path.join(sys.argv[2], "go")):  # all start opening at the same moment
+    time.sleep(0.002)
 async def main():
     state = open_state(Settings(state_dir=sys.argv[1]))
     print(type(state).__name__, state.warnings)
@@ -342,14 +345,23 @@ asyncio.run(main())
 
 
 async def test_processes_opening_a_new_store_together_all_get_it(tmp_path):
-    """Racing to create the file and switch it to WAL must not push any process to in-memory state."""
-    for round_ in range(2):
-        directory = tmp_path / f"store{round_}"
-        procs = [await asyncio.create_subprocess_exec(
-            sys.executable, "-c", OPEN_SCRIPT, str(directory), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) for _ in range(10)]
-        outputs = [(await asyncio.wait_for(p.communicate(), 60))[0].decode().strip() for p in procs]
-        assert outputs == ["SqliteState []"] * 10, outputs
+    """Racing to create the file and switch it to WAL must not push any process to in-memory state. The
+    processes import first, then open the store together: started one after another, they also open it
+    one after another more often than not (with the start line, one round of ten caught a retry cut to two
+    attempts 9 times in 10; two rounds without it, 6 times)."""
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    procs = [await asyncio.create_subprocess_exec(
+        sys.executable, "-c", OPEN_SCRIPT, str(tmp_path / "store"), str(ready), cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        for _ in range(10)]
+    for _ in range(6000):
+        if len(list(ready.iterdir())) == len(procs) or any(p.returncode is not None for p in procs):
+            break
+        await asyncio.sleep(0.01)
+    (ready / "go").touch()
+    outputs = [(await asyncio.wait_for(p.communicate(), 60))[0].decode().strip() for p in procs]
+    assert outputs == ["SqliteState []"] * 10, outputs
 
 
 def test_opening_retries_when_sqlite_refuses_at_once(tmp_path, monkeypatch):

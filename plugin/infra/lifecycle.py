@@ -15,6 +15,8 @@ import asyncio
 import concurrent.futures
 from typing import Any, AsyncGenerator, Awaitable, Callable, Generic, Protocol, TypeVar
 
+from plugin.infra import memo
+
 T = TypeVar("T")
 
 
@@ -77,12 +79,14 @@ C = TypeVar("C", bound=_Closable)
 class KeptPerSettings(Generic[C]):
     """Long-lived objects (searchers, page readers), one per distinct settings: equal settings, however
     often rebuilt, share one (`Settings.sharing_key`); past `keep` the least recently used is closed
-    without making the caller wait (`close_soon`)."""
+    without making the caller wait (`close_soon`). Made once per module; each registers itself with
+    `plugin.infra.memo`, so `memo.forget_all()` forgets and closes what it keeps."""
 
     def __init__(self, make: Callable[[Any], C], keep: int = 8):
         self.make, self.keep = make, keep
         self.kept: dict[str, C] = {}
         self.retiring: set[asyncio.Task] = set()
+        memo.register(self)
 
     def get(self, settings: Any) -> C:
         key = settings.sharing_key()
@@ -95,6 +99,21 @@ class KeptPerSettings(Generic[C]):
         return found
 
     def release(self) -> list[C]:
-        """Forget every kept object and hand them over (to be closed at interpreter exit)."""
+        """Forget every kept object and hand them over."""
         kept, self.kept = list(self.kept.values()), {}
         return kept
+
+    def clear(self) -> None:
+        """Forget every kept object and close it (`plugin.infra.memo.forget_all`, interpreter exit): on the
+        running loop without making the caller wait; outside a loop, where their sessions closed with the
+        loops they were made in, what outlives a loop (an embedded store) through `close_at_exit`."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            for kept in self.release():
+                close_at_exit = getattr(kept, "close_at_exit", None)
+                if close_at_exit is not None:
+                    close_at_exit()
+            return
+        for kept in self.release():
+            close_soon(kept.close, self.retiring)

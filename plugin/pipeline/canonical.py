@@ -15,6 +15,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from yarl import URL
 
 from engines.redirects import unwrap
+from plugin.infra import memo
 from plugin.pipeline.suffixes import registrable
 
 _TRACKING_EXACT = frozenset({
@@ -62,6 +63,7 @@ def host_of(url: str) -> str:
     return _host_of(url)
 
 
+@memo.register
 @functools.lru_cache(maxsize=_CACHED)
 def _host_of(url: str) -> str:
     parsed = parse_url(url)
@@ -88,6 +90,7 @@ def canonical_url(url: str) -> str | None:
     return _canonical_url(url)
 
 
+@memo.register
 @functools.lru_cache(maxsize=_CACHED)
 def _canonical_url(url: str) -> str | None:
     url = unwrap(url.strip())
@@ -122,6 +125,7 @@ def identity(url: str) -> str | None:
     return _identity(url)
 
 
+@memo.register
 @functools.lru_cache(maxsize=_CACHED)
 def _identity(url: str) -> str | None:
     clean = canonical_url(url)
@@ -164,6 +168,7 @@ def registrable_domain(url_or_host: str) -> str:
     return _registrable(host) if host else ""
 
 
+@memo.register
 @functools.lru_cache(maxsize=_CACHED)
 def _registrable(host: str) -> str:
     # The public suffix list as tldextract's bundled snapshot has it, never the network (suffixes.py).

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from engines.script import has_cjk
+from plugin.infra import memo
 from plugin.pipeline.operators import Operators
 
 # A place named "New …" is not a request for new things. "Update" / 更新 are left out: in "rolling
@@ -88,7 +89,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.+#-])" + escaped + tail)
 
 
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+_PATTERNS: dict[str, re.Pattern[str]] = memo.register({})
 
 
 def official_domains(query: str, table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from typing import Protocol, Sequence, TypeVar
 from urllib.parse import unquote
 
 from engines.script import CJK_CHARS, has_cjk, is_cjk_char
+from plugin.infra import memo
 
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
@@ -78,6 +79,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKD", text).translate(_combining_marks()).casefold()
 
 
+@memo.register_table
 @functools.lru_cache(maxsize=1)
 def _combining_marks() -> dict[int, None]:
     """Every combining mark (canonical combining class > 0; all below U+20000), for str.translate."""

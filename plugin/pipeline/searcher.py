@@ -71,7 +71,9 @@ class Searcher:
     def cooldowns(self, cooldowns: Cooldowns) -> None:  # tests swap in a policy with a fake clock
         self.runner.cooldowns = cooldowns
 
-    def state_closed_at_exit(self) -> None:
+    def close_at_exit(self) -> None:
+        """Close what outlives the event loop (the embedded store) from outside any loop; the sessions
+        close with the loop they were made in."""
         close = getattr(self.state, "close_at_exit", None)
         if close is not None:
             close()
@@ -291,11 +293,8 @@ def searcher_for(settings: Settings | None = None) -> Searcher:
     return _searchers.get(settings if settings is not None else Settings())
 
 
-@atexit.register
-def _close_stores_at_exit() -> None:
-    """The embedded store's connection of every kept searcher, closed before the interpreter goes."""
-    for searcher in _searchers.release():
-        searcher.state_closed_at_exit()
+# The embedded store's connection of every kept searcher, closed before the interpreter goes.
+atexit.register(_searchers.clear)
 
 
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,

@@ -15,6 +15,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+from plugin.infra import memo
+
 # As tldextract.suffix_list reads the snapshot.
 _RULE = re.compile(r"^(?P<suffix>[.*!]*\w[\S]*)", re.UNICODE | re.MULTILINE)
 _PRIVATE_SECTION = "// ===BEGIN PRIVATE DOMAINS==="
@@ -38,6 +40,7 @@ def snapshot_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / ".tld_set_snapshot"
 
 
+@memo.register_table
 @functools.lru_cache(maxsize=1)
 def _trie() -> _Node:
     text = snapshot_path().read_text(encoding="utf-8")

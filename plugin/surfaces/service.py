@@ -24,6 +24,7 @@ from aiohttp import web
 from plugin.errors import SearchError
 from plugin.infra.logs import get_logger
 from plugin.infra.metrics import Metrics
+from plugin.infra import memo
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from plugin.version import VERSION
@@ -55,6 +56,7 @@ def search_parameters() -> dict[str, str]:
     return parameters
 
 
+@memo.register
 @functools.cache
 def _known_parameters() -> tuple[str, ...]:
     """The names GET /search takes, worked out once (the web_search schema does not change at run time)."""

@@ -5,10 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from properties import well_formed
 from corpus_cases import corpus_cases
 from conftest import corpus_path, response_from_bytes
 from engines.base import SearchOptions
@@ -232,18 +229,3 @@ def test_http_status(status, headers, expected, retry_after, options):
     parsed = _parse(b"<html><body>whatever</body></html>", options, status=status, headers=headers)
     assert parsed.status == expected
     assert parsed.retry_after == retry_after
-
-
-@pytest.mark.parametrize("body", [b"", b"\x00\xff\xfe garbage \x81", b"{\"json\": true}", b"<html><body></body></html>",
-                                  b"<div data-type='web'><a>no href</a></div>"])
-def test_garbage_is_not_understood(body, options):
-    parsed = _parse(body, options)
-    assert parsed.status == "error"
-    assert parsed.rows == ()
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.binary(max_size=2000))
-def test_parse_never_raises(body):
-    parsed = _parse(body, SearchOptions())
-    well_formed(parsed)

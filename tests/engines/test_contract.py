@@ -1,19 +1,26 @@
 """The engine contract every engine shares (engines/base.py, engines/scraped.py, engines/regions.py):
-central HTTP classification, parser failures that say where, the options an engine cannot honour."""
+central HTTP classification, parser failures that say where, the options an engine cannot honour, and
+the properties every parser keeps whatever it is sent (one test each, parametrised over every engine;
+what only one engine does stays in that engine's file)."""
 
 from __future__ import annotations
 
 import email.utils
 import inspect
+import json
 import re
 import time
+from urllib.parse import urlencode
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conftest import response_from_bytes
+from conftest import FIXED_NOW, response_from_bytes
 from engines import ENGINES, baidu
-from engines.base import Headers, Parsed, SearchOptions, parse_retry_after
+from engines.base import NOT_UNDERSTOOD, Headers, Parsed, SearchOptions, parse_retry_after
 from engines.regions import REGIONS, region_tag
+from properties import not_understood_unless_json, well_formed
 
 BAIDU_PAGE = ('<html><body><div class="result-op c-container" tpl="www_index" mu="https://example.cn/a">'
               '<h3><a href="http://www.baidu.com/link?url=A">A</a></h3></div></body></html>').encode()
@@ -146,3 +153,161 @@ def test_ddg_region_table_covers_more_than_the_old_map():
 def test_region_tag_spelling():
     assert [region_tag(t) for t in ("EN_us", "zh-Hans-CN", "en", "", "pt-br")] == [
         "en-US", "zh-CN", "en", "", "pt-BR"]
+
+
+# --- what every parser keeps, whatever it is sent --------------------------------
+
+NAMES = sorted(ENGINES)
+KEY, INSTANCE = "test-key-123", "http://127.0.0.1:9"
+OPTIONS = SearchOptions(api_key=KEY, base_url=INSTANCE, now=FIXED_NOW)
+
+
+def _results_url(name: str) -> str:
+    """The address of the page an engine answers a search with (Startpage's first request is for its home
+    page, which lends a token: the results come from the request after it)."""
+    if name == "startpage":
+        return "https://www.startpage.com/sp/search"
+    request = ENGINES[name].build("q", OPTIONS)
+    return request.url + ("?" + urlencode(request.params) if request.params else "")
+
+
+RESULTS_URL = {name: _results_url(name) for name in NAMES}
+# Parsers may read the address they were answered from: besides the results page, the first request's,
+# another host (an endpoint override), none.
+OTHER_URLS = {name: tuple(dict.fromkeys((ENGINES[name].build("q", OPTIONS).url, "https://example.invalid/", "")))
+              for name in NAMES}
+
+
+def _parse(name: str, body: bytes, url: str | None = None, status: int = 200) -> Parsed:
+    response = response_from_bytes(body, url=RESULTS_URL[name] if url is None else url, status=status)
+    return ENGINES[name].parse(response, "q", OPTIONS)
+
+
+# Bodies no engine may take for its results: not a page at all, JSON or HTML that is no answer, and near
+# misses of each engine's own page (its markup or JSON shape with the title, the link or the results
+# missing or of the wrong type). Every engine calls each one "page not understood", with no rows and
+# nothing to follow, except where the body means something to that engine.
+GARBAGE = (
+    # not a page
+    b"", b"\x00\xff garbage", b"\x00\xff\xfe garbage \x81", b"\x00\xff\xfe garbage \x89PNG", b"\x00\x01 garbage",
+    b"\x00\x01\x02 garbage", b"\x1f\x8b\x08\x00garbage", b"nope", b"not json", b"{", b"{{", b"}{",
+    # JSON that is no answer
+    b"[]", b"[1, 2, 3]", b"null", b"true", b"0", b"1", b"42", b'"a string"', b'{"json": true}', b'{"query": "x"}',
+    b'{"requestId": "x"}', b'{"feed": {"entry": []}}', b'{"results": []}',
+    # HTML that is no results page
+    b"<html>", b"<html></html>", b"<html><body></body></html>", b"<html><body><p>Hello</p></body></html>",
+    b"<html>error</html>", b"<html><body>Cloudflare</body></html>",
+    b"<html><body><h1>502 Bad Gateway</h1></body></html>",
+    # near misses of scraped pages: a result block without its title or link (baidu, brave, mojeek, 360, sogou)
+    b"<html><body><div class='c-container'><p>no title</p></div></body></html>",
+    b"<div data-type='web'><a>no href</a></div>",
+    b"<html><body><ul class='results-standard'><li><h2>no link</h2></li></ul></body></html>",
+    b"<html><body><ul class='result'><li class='res-list'><p>x</p></li></ul></body></html>",
+    b"<html><body><div class='vrwrap'><p>no title</p></div></body></html>",
+    # near misses of JSON answers (brave-api, exa, firecrawl, serper, tavily, searxng, wikipedia)
+    b'{"type":"ErrorResponse"}', b'{"web": []}', b'{"web": {"results": {}}}',
+    b'{"type": "search", "web": {"type": "search"}}',
+    b'{"type": "search", "web": {"results": [{"title": "x"}, 3, null]}}',
+    b'{"results": "nope"}', b'{"results": {"a": 1}}',
+    b'{"results": [null, 1, "x", {"url": 5}, {"title": "t", "url": "javascript:alert(1)"}]}',
+    b'{"results": [{"title": null, "url": "https://a.example/"}]}',
+    b'{"success": true}', b'{"data": {"web": {}}}', b'{"data": "x"}',
+    b'{"success": true, "data": {"web": [{"title": "t"}, 5]}}',
+    b'{"organic": {}}', b'{"organic": "x"}', b'{"answerBox": {"answer": "42"}}',
+    b'{"organic": [{"title": "t"}, {"link": "https://a.example/"}, null]}',
+    b'{"results": null}', b'{"results": "x"}', b'{"results": [{"title": "no url"}]}',
+    b'{"results": [{"url": "ftp://x.example/"}]}',
+    b'{"results": {}}', b'{"results": [{"title": "no url"}, {"url": 5}, null]}',
+    b'{"batchcomplete": true}', b'{"query": {"search": {}}}', b'{"query": []}',
+    b'{"query": {"search": [{"title": 5}, {"title": ""}, null]}}',
+)
+
+
+def means_something(name: str, body: bytes) -> bool:
+    """The few bodies that are no garbage to one engine: a blank page is 360's answer to some addresses,
+    with its own verdict (test_so360.py); to exa, tavily and searxng `{"results": []}` is no results."""
+    if name == "so360":
+        return not response_from_bytes(body).text.strip()
+    return name in ("exa", "tavily", "searxng") and body == b'{"results": []}'
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_garbage_is_classified(name):
+    for body in GARBAGE:
+        if means_something(name, body):
+            continue
+        parsed = well_formed(_parse(name, body))
+        assert (parsed.status, parsed.rows, parsed.follow_up) == ("error", (), None), body
+        assert parsed.detail.startswith(NOT_UNDERSTOOD), (body, parsed.detail)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=100, deadline=None)
+@given(body=st.binary(max_size=4000), data=st.data())
+def test_parse_never_raises_on_random_bytes(name, body, data):
+    parsed = well_formed(_parse(name, body))
+    if not means_something(name, body):
+        not_understood_unless_json(parsed, body)
+    well_formed(_parse(name, body, url=data.draw(st.sampled_from(OTHER_URLS[name]), label="url")))
+
+
+# The words each engine's answers are made of, so that random JSON often has the answer's shape; an engine
+# not listed gets them all.
+JSON_KEYS = {
+    "brave-api": ("type", "web", "results", "title", "url", "description", "page_age", "age", "error", "code"),
+    "exa": ("results", "title", "url", "highlights", "text", "publishedDate", "error"),
+    "firecrawl": ("success", "data", "web", "title", "url", "description", "metadata", "sourceURL", "error"),
+    "serper": ("searchParameters", "organic", "title", "link", "snippet", "date", "message"),
+    "tavily": ("results", "title", "url", "content", "published_date", "detail", "error"),
+    "searxng": ("results", "title", "url", "content", "publishedDate", "unresponsive_engines"),
+    "wikipedia": ("query", "search", "title", "snippet", "timestamp", "error", "code", "info"),
+}
+ALL_JSON_KEYS = tuple(sorted({key for keys in JSON_KEYS.values() for key in keys}))
+JSON_STATUSES = (200, 400, 401, 402, 403, 422, 429, 432, 500)
+
+
+def _json_values(keys: tuple[str, ...]) -> st.SearchStrategy:
+    return st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(keys), children,
+                                                                          max_size=5),
+        max_leaves=20)
+
+
+JSON_VALUES = {name: _json_values(JSON_KEYS.get(name, ALL_JSON_KEYS)) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_never_raises_on_any_json(name):
+    # Engines that answer in JSON get many examples; to a scraped engine JSON is one more page it does
+    # not know, and a few examples check the HTTP status still decides.
+    @settings(max_examples=150 if name in JSON_KEYS else 25, deadline=None)
+    @given(value=JSON_VALUES[name], status=st.sampled_from(JSON_STATUSES))
+    def check(value, status):
+        parsed = well_formed(_parse(name, json.dumps(value).encode(), status=status))
+        if parsed.status == "blocked":  # only an HTTP status says so, never a JSON body; a keyed API never does
+            assert status in (401, 403) and ENGINES[name].facts.key_env is None, (status, parsed.detail)
+
+    check()
+
+
+# --- keys and instances -------------------------------------------------------
+
+# The variable that enables each engine that needs one (a contract: the README and the settings name them).
+VARIABLES = {"exa": "EXA_API_KEY", "tavily": "TAVILY_API_KEY", "brave-api": "BRAVE_API_KEY",
+             "serper": "SERPER_API_KEY", "firecrawl": "FIRECRAWL_API_KEY", "searxng": "METASEARCH_SEARXNG_URL"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_disabled_reason_names_the_variable(name):
+    engine, variable = ENGINES[name], VARIABLES.get(name)
+    assert (engine.facts.key_env or engine.facts.url_env) == variable
+    reason = engine.disabled_reason(SearchOptions())
+    if variable is None:
+        assert reason is None  # keyless: runs as installed
+        return
+    assert reason is not None and variable in reason
+    with_key, with_instance = SearchOptions(api_key=KEY), SearchOptions(base_url=INSTANCE)
+    enabling, other = (with_instance, with_key) if engine.facts.url_env else (with_key, with_instance)
+    assert engine.disabled_reason(enabling) is None
+    assert engine.disabled_reason(other) is not None  # the other setting does not stand in for it

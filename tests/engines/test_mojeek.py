@@ -5,10 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from properties import well_formed
 from corpus_cases import corpus_cases
 from conftest import FIXED_NOW, corpus_path, response_from_bytes
 from engines.base import SearchOptions
@@ -179,18 +176,3 @@ def test_http_status(status, headers, expected, retry_after, options):
     parsed = _parse(b"<html><body>x</body></html>", options, status=status, headers=headers)
     assert parsed.status == expected
     assert parsed.retry_after == retry_after
-
-
-@pytest.mark.parametrize("body", [b"", b"\x00\xff garbage", b"[1, 2, 3]", b"<html><body><ul class='results-standard'>"
-                                  b"<li><h2>no link</h2></li></ul></body></html>"])
-def test_garbage_is_not_understood(body, options):
-    parsed = _parse(body, options)
-    assert parsed.status == "error"
-    assert "page not understood" in parsed.detail
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.binary(max_size=2000))
-def test_parse_never_raises(body):
-    parsed = _parse(body, SearchOptions())
-    well_formed(parsed)

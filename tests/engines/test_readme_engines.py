@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 from engines import ENGINES
-from engines.base import SearchOptions
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -52,13 +51,3 @@ def test_the_table_states_each_engines_facts():
         assert _region(row["region"]) == facts.region, name
         assert _index(row["index"]) == facts.index, name
         assert row["key"] == (f"`{key}`" if key else "–"), name
-
-
-def test_keyless_engines_run_without_a_key_and_keyed_ones_name_their_variable():
-    for name, engine in ENGINES.items():
-        reason = engine.disabled_reason(SearchOptions())
-        variable = engine.facts.key_env or engine.facts.url_env
-        assert (reason is None) == (variable is None), name
-        if variable:
-            assert variable in reason
-            assert engine.disabled_reason(SearchOptions(api_key="k", base_url="http://127.0.0.1:9")) is None
