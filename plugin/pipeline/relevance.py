@@ -164,6 +164,7 @@ def typo_allowance(word: str) -> int:
     return 1 if len(word) <= 8 else 2
 
 
+@memo.register
 @functools.lru_cache(maxsize=65536)
 def within_edits(a: str, b: str, limit: int) -> bool:
     """Whether the Damerau-Levenshtein distance (optimal string alignment: insertions, deletions,
