@@ -21,7 +21,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from plugin.errors import SearchError
+from plugin.errors import SearchError, unknown_arguments
 from plugin.infra.logs import get_logger
 from plugin.infra.metrics import Metrics
 from plugin.pipeline.searcher import Searcher
@@ -62,16 +62,7 @@ def _known_parameters() -> tuple[str, ...]:
 
 
 def _unknown_parameters(names: list[str]) -> SearchError | None:
-    import difflib
-
-    known = _known_parameters()
-    unknown = [name for name in dict.fromkeys(names) if name not in known]
-    if not unknown:
-        return None
-    hints = [f"{name} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, known, n=1))
-             else name for name in unknown]
-    return SearchError("invalid_parameter", f"/search does not take {', '.join(hints)}; its parameters are "
-                       f"{', '.join(known)}", parameter=unknown)
+    return unknown_arguments("/search", names, _known_parameters())
 
 
 async def search_handler(request: web.Request) -> web.Response:
