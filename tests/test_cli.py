@@ -180,3 +180,35 @@ def test_a_port_in_use_is_one_clear_message_and_the_same_status(command):
     assert result.stderr.strip().splitlines() == [
         f"metasearch: error [invalid_parameter]: cannot listen on 127.0.0.1:{port}: Address already in use; "
         "choose another with --port"]
+
+
+async def test_verbose_logs_each_engines_exchange_to_stderr_also_with_json(standins, tmp_path):
+    """--verbose says on stderr what each engine did (issue 21, item 10): its HTTP status and bytes, its
+    time, rows parsed and kept and why the others were dropped; stdout stays the JSON alone."""
+    import asyncio
+    import re
+
+    rows = [("Rust async book", "https://www.rust-lang.org/learn/async", "rust async await tutorial"),
+            ("Async in Rust", "https://doc.rust-lang.org/std/keyword.async.html", "rust async keyword"),
+            ("Rust async tutorial", "https://example.com/rust-async", "rust async tutorial blog")]
+    engine = await standins(page(bing_page(rows)))
+    body_bytes = len(bing_page(rows).encode())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": str(tmp_path)}
+    env.pop("METASEARCH_LOG", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "search", "rust async tutorial", "--engines", "bing",
+        "--endpoint", f"bing={engine.url}", "--allow-domain", "rust-lang.org", "--json", "--verbose", cwd=ROOT,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = (part.decode() for part in await asyncio.wait_for(proc.communicate(), 60))
+    assert proc.returncode == 0, err
+    assert [row["url"] for row in json.loads(out)["results"]][:1]  # stdout is the JSON, nothing else
+    assert re.search(rf"bing: GET 127\.0\.0\.1:\d+/\S* -> HTTP 200, {body_bytes} bytes", err), err
+    summary = re.search(r"bing \(primary\): ok; (\d+) ms.*; 3 rows, 2 kept; dropped 1 outside the .*filter", err)
+    assert summary, err
+    # Without --verbose, stderr stays quiet.
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "search", "rust async tutorial", "--engines", "bing",
+        "--endpoint", f"bing={engine.url}", "--json", "--no-cache", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert b"bing" not in err

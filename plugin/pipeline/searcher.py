@@ -33,7 +33,7 @@ from plugin.infra.transport import Transport
 from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, ResultRow, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity
-from plugin.pipeline import pages
+from plugin.pipeline import journal, pages
 from plugin.pipeline.filters import restore_agreeing
 from plugin.pipeline.fusion import EngineList, diversify, fuse
 from plugin.pipeline.intent import read_intent
@@ -214,6 +214,7 @@ class Searcher:
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
         offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
+        journal.engine_runs(plan, runs)  # --verbose: what each engine did, on stderr
         results = self.rank(plan, runs, shown, earlier)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
