@@ -3,7 +3,9 @@
 GET /search?q=...  -> SearchResponse JSON; every parameter is listed by `search_parameters()` (the
     web_search tool's arguments plus q and no_cache) and in the README; any other is refused (400,
     invalid_parameter), so a misspelt `lmit=3` is not silently ignored
-GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (errors: 400, 403, 502, 504)
+GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (errors: 400, 403, 502, 504);
+    its parameters are the web_fetch tool's (`fetch_parameters()`), any other is refused as well
+A parameter given twice (the list ones excepted), or as both `q` and `query`, is refused too.
 GET /health  -> {"status": "ok", ...}
 GET /metrics -> Prometheus text format
 
@@ -51,25 +53,56 @@ def search_parameters() -> dict[str, str]:
         parameters[name] = "Same as q." if name == "query" else (field.description or "")
         if name in LIST_PARAMETERS:
             parameters[name] += " Comma-separated, or the parameter repeated."
-    parameters["no_cache"] = "1, true or yes: ask every engine again instead of using the answer cache."
+    parameters["no_cache"] = ("1, true, yes or on: ask every engine again instead of using the answer cache "
+                              "(0, false, no or off: use it, the default).")
     return parameters
 
 
+def fetch_parameters() -> dict[str, str]:
+    """Every query parameter of GET /fetch: the web_fetch tool's arguments, descriptions from its schema."""
+    from plugin.surfaces.schemas import WebFetchArgs
+
+    return {name: field.description or "" for name, field in WebFetchArgs.model_fields.items()}
+
+
 @functools.cache
-def _known_parameters() -> tuple[str, ...]:
-    """The names GET /search takes, worked out once (the web_search schema does not change at run time)."""
-    return tuple(search_parameters())
+def _known_parameters(path: str) -> tuple[str, ...]:
+    """The names GET /search or /fetch takes, worked out once (the tool schemas do not change at run time)."""
+    return tuple(search_parameters() if path == "/search" else fetch_parameters())
 
 
-def _unknown_parameters(names: list[str]) -> SearchError | None:
-    return unknown_arguments("/search", names, _known_parameters())
+SAME_PARAMETER = {"query": "q"}  # /search takes `query` as another spelling of `q`, never both
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def refused_parameters(path: str, args) -> SearchError | None:
+    """invalid_parameter for a query string `path` cannot take as meant: an unknown name (a misspelt
+    `lmit=3`, `/fetch?max_char=100`), a name given twice (`q=x&q=y`; the list parameters excepted) or
+    under both its spellings (`q=A&query=B`), a boolean that is no yes or no (`no_cache=maybe`). Each
+    would otherwise be silently ignored or half used."""
+    names = [name for name, _ in args.items()]  # a name given twice is listed twice (keys() lists it once)
+    problem = unknown_arguments(path, names, _known_parameters(path))
+    if problem is not None:
+        return problem
+    twice = [name for name in dict.fromkeys(names) if names.count(name) > 1 and name not in LIST_PARAMETERS]
+    if twice:
+        return SearchError("invalid_parameter", f"{path} got {', '.join(twice)} more than once; give each once "
+                           f"(only {', '.join(LIST_PARAMETERS)} may be repeated)", parameter=twice)
+    for alias, name in SAME_PARAMETER.items():
+        if alias in args and name in args:
+            return SearchError("invalid_parameter", f"{path} got both {name} and {alias}, which are the same "
+                               f"parameter; give one", parameter=[name, alias])
+    if "no_cache" in args and args["no_cache"].strip().lower() not in TRUE_WORDS + FALSE_WORDS:
+        return SearchError("invalid_parameter", f"no_cache must be one of {', '.join(TRUE_WORDS + FALSE_WORDS)}, "
+                           f"got {args['no_cache'][:40]!r}", parameter="no_cache")
+    return None
 
 
 async def search_handler(request: web.Request) -> web.Response:
     searcher = request.app[SEARCHER]
     metrics = request.app[METRICS]
     args = request.query
-    problem = _unknown_parameters(list(args.keys()))
+    problem = refused_parameters("/search", args)
     if problem is not None:
         metrics.bad_input()
         return web.json_response(problem.to_dict(), status=400)
@@ -78,7 +111,8 @@ async def search_handler(request: web.Request) -> web.Response:
         response = await searcher.search(
             args.get("q", args.get("query")), limit=args.get("limit"), engines=engines,
             region=args.get("region"), time_range=args.get("time_range"), site=args.get("site"),
-            safesearch=args.get("safesearch"), cache=args.get("no_cache", "") not in ("1", "true", "yes"),
+            safesearch=args.get("safesearch"),
+            cache=args.get("no_cache", "").strip().lower() not in TRUE_WORDS,
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
             category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"),
             read=args.get("read"))
@@ -93,6 +127,9 @@ async def fetch_handler(request: web.Request) -> web.Response:
     from plugin.errors import FetchError
 
     args = request.query
+    problem = refused_parameters("/fetch", args)
+    if problem is not None:
+        return web.json_response(problem.to_dict(), status=400)
     try:
         response = await request.app[SEARCHER].page_reader().fetch(
             args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"))
