@@ -266,3 +266,30 @@ def test_config_masks_credentials_inside_urls(clean_env, monkeypatch, capsys):
     assert data["searxng_url"] == "https://****@searx.example"
     assert data["endpoints"] == {"bing": "http://****@127.0.0.1:9"}
     assert list(data["budget_per_minute"])[-1] == "bing@http://****@127.0.0.1:9"
+
+
+def test_a_missing_key_file_is_refused_and_keys_from_one_show_as_set(clean_env, monkeypatch, capsys):
+    """METASEARCH_KEY_FILE naming no file used to leave every keyed engine silently disabled (issue 21,
+    item 13): it is invalid_parameter naming the variable, at start-up of every command. A key from a
+    key file is in use, so `config` shows it set (masked), as one from the environment."""
+    monkeypatch.setenv("METASEARCH_KEY_FILE", str(clean_env / "nonexistent.env"))
+    with pytest.raises(SearchError) as caught:
+        Settings.load()
+    assert caught.value.code == "invalid_parameter" and "METASEARCH_KEY_FILE" in caught.value.message
+    assert "does not exist" in caught.value.message
+    for command in (["engines", "--json"], ["config", "--json"], ["search", "x", "--json"]):
+        assert main(command) == 2
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "invalid_parameter" and "METASEARCH_KEY_FILE" in error["message"], command
+    monkeypatch.setenv("METASEARCH_KEY_FILE", str(clean_env))  # a directory
+    with pytest.raises(SearchError, match="is not a file"):
+        Settings.load()
+
+    key_file = clean_env / "keys.env"
+    key_file.write_text("TAVILY_API_KEY=tavily-secret-4567\n", encoding="utf-8")
+    monkeypatch.setenv("METASEARCH_KEY_FILE", str(key_file))
+    assert main(["config", "--json"]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    assert data["tavily_api_key"] == "set (masked)" and data["exa_api_key"] is None
+    assert data["keys_from_key_file"] == ["TAVILY_API_KEY"] and "tavily-secret-4567" not in out

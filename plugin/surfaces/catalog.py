@@ -88,13 +88,14 @@ def _mask_key(key: str) -> str:
 def masked_settings(settings: Settings) -> dict[str, Any]:
     """Effective settings as JSON-ready data; API keys show only whether they are set, credentials inside
     URLs (Redis, SearXNG, endpoints) are masked."""
-    data = _mask_urls(settings.model_dump(mode="json"))
-    for field in list(data):
-        if field.endswith("_api_key"):
-            secret = getattr(settings, field)
-            data[field] = "set (masked)" if secret is not None and secret.get_secret_value() else None
     from plugin.infra.secrets import mask_url
     from plugin.settings import KEY_FIELDS, SECRET_HEADER
+
+    data = _mask_urls(settings.model_dump(mode="json"))
+    engine_of = {env.lower(): name for name, env in KEY_FIELDS.items()}
+    for field in list(data):
+        if field.endswith("_api_key"):  # set in the environment or in the key file: the key in use, masked
+            data[field] = "set (masked)" if field in engine_of and settings.api_key(engine_of[field]) else None
 
     # Proxy credentials and credential-like headers: shown as set, never as written.
     data["proxy"] = mask_url(settings.proxy) if settings.proxy else None
