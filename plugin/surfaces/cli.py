@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--user-location", dest="user_location", metavar="COUNTRY",
                         help="ISO 3166-1 country such as DE: its region, unless --region is given")
     search.add_argument("--safesearch", help="off, moderate or strict")
-    search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
+    search.add_argument("--replay", metavar="DIR",
+                        help="answer from vcrpy cassettes in DIR or its subfolders (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
     search.add_argument("--ignore-cooldowns", dest="ignore_cooldowns", action="store_true",
                         help="try engines that are cooling down anyway")
@@ -241,7 +242,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         for problem in recordings.skipped:  # one odd file does not stop the others
             print(f"metasearch: skipped {os.path.join(args.replay, problem)}", file=sys.stderr)
         if not recordings.cassettes:
-            raise UsageError("invalid_parameter", no_recordings(args.replay))
+            raise UsageError("invalid_parameter", no_recordings(args.replay, subfolders=True))
         settings = replay_settings(settings, recordings.engines())
         transport = ReplayTransport(settings, recordings)
         now = recordings.recorded_at(query)
