@@ -1,4 +1,4 @@
-"""`metasearch serve`: GET /search takes exactly its documented parameters."""
+"""`metasearch serve`: GET /search and /fetch take exactly their documented parameters; every refusal is JSON."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from plugin.pipeline.searcher import Searcher
@@ -66,3 +67,37 @@ async def test_both_endpoints_refuse_unknown_repeated_and_ambiguous_parameters(s
         for flag, cached in (("true", False), ("0", True), ("no", True), ("YES", False)):
             response = await client.get("/search", params={"q": "python documentation", "no_cache": flag})
             assert response.status == 200 and (await response.json())["cached"] is cached, flag
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_serve_says_where_it_listens_and_refuses_in_json(workers):
+    """`serve` prints `listening on http://HOST:PORT` (the port the system chose for --port 0), and its
+    404, 405 and 414 answers carry the JSON error body like every other error (issue 21, item 16)."""
+    import asyncio
+    import os
+    import sys
+
+    import aiohttp
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENGINES": '["bing"]'}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", "0", "--workers", workers, cwd=ROOT,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        found = re.fullmatch(r"listening on http://127\.0\.0\.1:(\d+)\n", line)
+        assert found and int(found.group(1)) > 0, line
+        base = f"http://127.0.0.1:{found.group(1)}"
+        async with aiohttp.ClientSession() as client:
+            asked = [("GET", "/nope", 404, "not_found"), ("POST", "/search?q=x", 405, "method_not_allowed"),
+                     ("GET", "/search?q=" + "a" * 20000, 414, "uri_too_long")]
+            for method, path, status, code in asked:
+                async with client.request(method, base + path) as response:
+                    assert response.status == status and response.content_type == "application/json"
+                    error = (await response.json())["error"]
+                    assert error["code"] == code and error["message"], error
+                    if status == 405:
+                        assert "GET" in response.headers["Allow"]
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)

@@ -7,6 +7,7 @@ GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (e
     its parameters are the web_fetch tool's (`fetch_parameters()`), any other is refused as well
 A parameter given twice (the list ones excepted), or as both `q` and `query`, is refused too.
 GET /health  -> {"status": "ok", ...}
+Any other path is 404, another method 405, an address over MAX_URL_CHARS 414, each with the JSON error body.
 GET /metrics -> Prometheus text format
 
 `--workers N` (setting `workers`) runs N processes accepting on one listening socket, so a service
@@ -167,9 +168,41 @@ def _other_snapshots(shared: Path) -> list[dict]:
     return found
 
 
+# Addresses longer than this are refused with 414 and the JSON error body; the HTTP parser reads lines up
+# to PARSER_MAX_LINE, so one between the two reaches us instead of the parser's plain-text 400.
+MAX_URL_CHARS = 16384
+PARSER_MAX_LINE = 65536
+# HTTP-level refusals (no such path, wrong method, address too long), with the body every error has.
+HTTP_ERROR_CODES = {404: "not_found", 405: "method_not_allowed", 414: "uri_too_long"}
+PATHS = ("/search", "/fetch", "/health", "/metrics")
+
+
+def _json_error(status: int, message: str, headers=None) -> web.Response:
+    code = HTTP_ERROR_CODES.get(status, "http_error")
+    return web.json_response({"error": {"code": code, "message": message}}, status=status, headers=headers)
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler) -> web.StreamResponse:
+    """404, 405 and 414 answer `{"error": {"code", "message"}}` like every other error, not aiohttp's text."""
+    if len(request.raw_path) > MAX_URL_CHARS:
+        return _json_error(414, f"the address is {len(request.raw_path)} characters long; at most {MAX_URL_CHARS} "
+                                "are read")
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return _json_error(404, f"nothing at {request.path[:200]}; the paths are {', '.join(PATHS)}")
+        if exc.status == 405:
+            allowed = exc.headers.get("Allow", "GET")
+            return _json_error(405, f"{request.method[:20]} is not allowed on {request.path[:200]}; use {allowed}",
+                               headers={"Allow": allowed})
+        raise
+
+
 def build_app(settings: Settings, searcher: Searcher | None = None, shared_metrics: Path | None = None
               ) -> web.Application:
-    app = web.Application()
+    app = web.Application(middlewares=[json_errors], handler_args={"max_line_size": PARSER_MAX_LINE})
     app[SEARCHER] = searcher or Searcher(settings)
     app[METRICS] = Metrics()
     app.router.add_get("/search", search_handler)
@@ -223,9 +256,22 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
     configure(getattr(logging, settings.log.upper(), logging.WARNING))
     workers = workers or settings.workers
     if workers <= 1:
-        web.run_app(build_app(settings), host=host, port=port, print=None)
+        sock = listen(host, port)
+        web.run_app(build_app(settings), sock=sock, print=None)
     else:
         serve_workers(settings, host, port, workers)
+
+
+def listen(host: str, port: int):
+    """The listening socket, bound at once (an address in use fails here), and the line saying where."""
+    import socket
+    import sys
+
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+    sock = socket.create_server((host, port), family=family, backlog=1024)
+    bound = sock.getsockname()[1]  # the port the system chose for --port 0
+    print(f"listening on http://{f'[{host}]' if ':' in host else host}:{bound}", file=sys.stdout, flush=True)
+    return sock
 
 
 def serve_workers(settings: Settings, host: str, port: int, workers: int) -> None:
@@ -233,10 +279,9 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int) -> Non
     that dies is replaced (up to RESTARTS_ALLOWED times); SIGINT or SIGTERM stops them all."""
     import shutil
     import signal
-    import socket
     import tempfile
 
-    sock = socket.create_server((host, port), backlog=1024)  # an address in use fails here, at once
+    sock = listen(host, port)  # an address in use fails here, at once
     shared = Path(tempfile.mkdtemp(prefix="metasearch-serve-"))
     children: dict[int, int] = {}
     stopping = False
