@@ -212,3 +212,22 @@ async def test_verbose_logs_each_engines_exchange_to_stderr_also_with_json(stand
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert b"bing" not in err
+
+
+def test_every_command_and_option_says_what_it_does():
+    """`metasearch <command> --help` explains every option, and `schema` says what it prints (issue 21,
+    item 17: `schema --format`, `engines --json`, `serve --port` and others had no help text)."""
+    import argparse
+
+    from plugin.surfaces.cli import build_parser
+
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    said = {choice.dest: choice.help for choice in commands._choices_actions}
+    undocumented = [f"{name or 'metasearch'} {' '.join(action.option_strings) or action.dest}"
+                    for name, command in [(None, parser), *commands.choices.items()] for action in command._actions
+                    if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+                    and not (action.help or "").strip()]
+    assert undocumented == []
+    assert all(said.get(name) for name in commands.choices), said
+    assert "web_fetch" in said["schema"] and "JSON" in said["schema"]

@@ -293,3 +293,25 @@ def test_a_missing_key_file_is_refused_and_keys_from_one_show_as_set(clean_env, 
     data = json.loads(out)
     assert data["tavily_api_key"] == "set (masked)" and data["exa_api_key"] is None
     assert data["keys_from_key_file"] == ["TAVILY_API_KEY"] and "tavily-secret-4567" not in out
+
+
+def test_the_schema_bounds_of_limit_and_read_agree_with_their_clamping():
+    """limit and read are clamped, never refused: the schema declares no bound a strict client would
+    refuse a value by, and the range each description names is the one the search clamps into (issue 21,
+    item 17: the schema said maximum 20 for read while its text said 5, and 'clamped' beside a maximum)."""
+    import re
+
+    from plugin.pipeline.query import clamp_limit
+    from plugin.reading.attach import check_read
+    from plugin.surfaces.schemas import input_schema
+
+    properties = input_schema()["properties"]
+    settings = Settings()
+    clamps = {"limit": lambda n: clamp_limit(n, 8), "read": lambda n: check_read(n, settings)}
+    for name, clamp in clamps.items():
+        schema = properties[name]
+        assert not {"maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"} & set(schema), schema
+        low, high = map(int, re.search(r"(\d+)(?: \(default\))?(?:-| to )(\d+)", schema["description"]).groups())
+        assert (clamp(high), clamp(high + 1), clamp(10**6)) == (high, high, high), name
+        assert (clamp(low), clamp(low - 1), clamp(-10**6)) == (low, low, low), name
+        assert "clamped" in schema["description"]

@@ -101,3 +101,20 @@ async def test_serve_says_where_it_listens_and_refuses_in_json(workers):
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_health_shows_a_redis_that_is_down():
+    """/health read the store's warnings without touching it, so a Redis down since start-up (or since
+    the last search) looked healthy (issue 21, item 17): it probes the store with one read now."""
+    import socket
+
+    pytest.importorskip("redis")
+    with socket.socket() as probe:  # a port nothing listens on: Redis refuses at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(redis_url=f"redis://:secret-pass@127.0.0.1:{port}/0")
+    async with TestClient(TestServer(build_app(settings, Searcher(settings)))) as client:
+        health = await (await client.get("/health")).json()
+    assert health["status"] == "ok" and health["state"].startswith("redis")
+    assert any("redis unavailable" in warning for warning in health["warnings"]), health
+    assert "secret-pass" not in json.dumps(health)

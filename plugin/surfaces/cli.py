@@ -100,14 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
 
     engines = commands.add_parser("engines", help="list engines, their tier, weight and state")
-    engines.add_argument("--json", action="store_true")
+    engines.add_argument("--json", action="store_true", help="print the list as JSON")
     engines.add_argument("--endpoint", action="append", metavar="NAME=URL",
                          help="as for search: show the engine at this endpoint (its own cooldown)")
     _add_cooldowns_command(commands)
 
-    schema = commands.add_parser("schema", help="print the web_search tool schema")
-    schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
-    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search")
+    schema = commands.add_parser(
+        "schema", help="print a tool definition as JSON, ready to give a model: web_search (default) or "
+                       "web_fetch, in OpenAI, Anthropic or MCP form")
+    schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai",
+                        help="openai (default: a function tool), anthropic (input_schema) or mcp (with the "
+                             "output schema)")
+    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search",
+                        help="web_search (default) or web_fetch")
 
     fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
     fetch.add_argument("url", help="the http:// or https:// address to read")
@@ -119,16 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--json", action="store_true", help="print the FetchResponse as JSON")
 
     config = commands.add_parser("config", help="print the effective settings (secrets masked)")
-    config.add_argument("--json", action="store_true")
+    config.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
 
     mcp = commands.add_parser("mcp", help="serve the MCP tools (stdio by default)")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1")
-    mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="port to listen on with --http (default 8765)")
 
     serve = commands.add_parser("serve", help="serve GET /search, /fetch, /health and /metrics over HTTP")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
     serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
     return parser
 
@@ -304,7 +309,7 @@ def _add_cooldowns_command(commands) -> None:
     cooldowns = commands.add_parser("cooldowns", help="list the engines cooling down (benched), or clear them")
     cooldowns.add_argument("--clear", nargs="?", const="*", metavar="ENGINE",
                            help="clear every cooldown, or those of ENGINE (a name, or an engine@endpoint upstream)")
-    cooldowns.add_argument("--json", action="store_true")
+    cooldowns.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _cmd_cooldowns(args: argparse.Namespace) -> int:

@@ -141,10 +141,22 @@ async def fetch_handler(request: web.Request) -> web.Response:
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
+HEALTH_PROBE_S = 2.0  # longest /health waits for the state store to answer its probe
+
+
 async def health_handler(request: web.Request) -> web.Response:
+    """Alive, and what the state store is doing: one read probes it, so a Redis that went down since the
+    last search is in `warnings` (the store's own fallback notices it and says so)."""
+    import asyncio
+
     searcher = request.app[SEARCHER]
+    problems = []
+    try:
+        await asyncio.wait_for(searcher.state.cache_get("health:probe"), HEALTH_PROBE_S)
+    except Exception as exc:  # noqa: BLE001 - whatever the store does, /health answers and says it
+        problems.append(f"state store did not answer a read within {HEALTH_PROBE_S:.0f} s: {type(exc).__name__}")
     return web.json_response({"status": "ok", "version": VERSION, "state": searcher.state.backend,
-                              "warnings": list(searcher.state.warnings), "pid": os.getpid()})
+                              "warnings": [*searcher.state.warnings, *problems], "pid": os.getpid()})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
