@@ -20,7 +20,6 @@ import time
 from datetime import datetime
 from typing import Sequence
 
-from engines import ENGINES
 from engines.base import Engine, Row
 from plugin.errors import INVALID_PARAMETER, SearchError, checked_arguments, unknown_arguments
 from plugin.infra.admission import OVERLOADED
@@ -37,7 +36,7 @@ from plugin.pipeline import journal, pages
 from plugin.pipeline.filters import restore_agreeing
 from plugin.pipeline.fusion import EngineList, diversify, fuse
 from plugin.pipeline.intent import read_intent
-from plugin.pipeline.plan import SearchPlan, make_plan
+from plugin.pipeline.plan import SearchPlan, chosen_engines, make_plan
 from plugin.pipeline.query import REQUEST_OPTIONS
 from plugin.infra.singleflight import SingleFlight
 from plugin.pipeline.runner import EngineRun, EngineRunner
@@ -98,8 +97,7 @@ class Searcher:
         return make_plan(self.settings, query, now=now, **options)
 
     def selected_engines(self, names: Sequence[str] | None) -> list[Engine]:
-        chosen = names or self.settings.engines or list(ENGINES)
-        return [ENGINES[name] for name in chosen if name in ENGINES]
+        return chosen_engines(self.settings, names)
 
     def tier_of(self, engine: Engine) -> str:
         return self.settings.tiers.get(engine.name, engine.facts.tier)

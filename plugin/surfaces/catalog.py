@@ -57,13 +57,16 @@ async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None)
 
 
 def render_catalog(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'engine':<16} {'tier':<9} {'weight':>6}  {'region':<7} {'index':<10} {'enabled':<8} state"]
+    lines = [f"{'engine':<16} {'tier':<9} {'weight':>6}  {'region':<7} {'index':<10} {'news':<5} {'enabled':<8} state"]
     for row in rows:
         state = row["disabled_reason"] or (
             f"cooling down {row['cooldown']['seconds_left']:.0f}s after {row['cooldown']['last_failure']}"
             if row["cooldown"]["active"] else "ready")
         lines.append(f"{row['name']:<16} {row['tier']:<9} {row['weight']:>6.2f}  {row['region']:<7} "
-                     f"{row['index']:<10} {'yes' if row['enabled'] else 'no':<8} {state}")
+                     f"{row['index']:<10} {'yes' if row['news'] else 'no':<5} {'yes' if row['enabled'] else 'no':<8} "
+                     f"{state}")
+    news = [row["name"] for row in rows if row["news"] and row["enabled"]]
+    lines.append(f"news (category=news) from: {', '.join(news) or 'no enabled engine'}")
     return "\n".join(lines)
 
 

@@ -37,6 +37,7 @@ class EngineState(BaseModel):
     enabled: bool
     disabled_reason: str | None
     needs_key: bool
+    news: bool  # has a news vertical (category="news")
     cooldown: dict[str, Any]
 
 
