@@ -231,3 +231,15 @@ def test_every_command_and_option_says_what_it_does():
     assert undocumented == []
     assert all(said.get(name) for name in commands.choices), said
     assert "web_fetch" in said["schema"] and "JSON" in said["schema"]
+
+
+def test_a_misspelt_option_is_told_the_closest_of_its_command(capsys):
+    """Unknown arguments are invalid_parameter with did-you-mean on every surface, the CLI included, and
+    the hint comes from the options of the command used."""
+    assert main(["search", "rust", "--limt", "3", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter" and "--limt (did you mean --limit?)" in error["message"]
+    assert main(["fetch", "http://example.org/", "--ignore-robot", "--jsn", "--json"]) == 2
+    assert "--jsn (did you mean --json?)" in json.loads(capsys.readouterr().out)["error"]["message"]
+    assert main(["search", "rust", "--max-char", "3", "--json"]) == 2  # a fetch option: no hint from search's
+    assert "did you mean" not in json.loads(capsys.readouterr().out)["error"]["message"]

@@ -36,7 +36,23 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports mistakes as our error codes instead of exiting on its own."""
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            message += self._closest_options(message.split(":", 1)[1].split())
         raise UsageError("invalid_parameter", message)
+
+    argv: Sequence[str] = ()  # the command line being parsed, to tell which subcommand a mistake is in
+
+    def _closest_options(self, given: list[str]) -> str:
+        """`; --limt (did you mean --limit?)` for a misspelt option, from the options of the subcommand used."""
+        import difflib
+
+        commands = {name: parser for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                    for name, parser in action.choices.items()}
+        used = next((commands[word] for word in self.argv if word in commands), self)
+        known = sorted({o for a in [*used._actions, *self._actions] for o in a.option_strings if o.startswith("--")})
+        hints = [f"{word} (did you mean {close[0]}?)" for word in given if word.startswith("--")
+                 if (close := difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.75))]
+        return f"; {', '.join(hints)}" if hints else ""
 
 
 def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | None = None) -> int:
@@ -146,7 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        parser.argv = argv
+        args = parser.parse_args(argv)
         if args.version:
             from plugin.version import VERSION
 
