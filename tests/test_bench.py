@@ -283,7 +283,7 @@ async def test_an_empty_fixtures_folder_is_one_clear_line(script, tmp_path):
     assert code == 1 and out == ""  # no table of zeros, no {"error": ...}
     assert err.strip().splitlines() == [
         f"no recordings in {tmp_path}: record them with `python scripts/bench.py --record` (needs network "
-        "access), or replay the real-page corpus with `--corpus ../shared/serp-corpus`"]
+        "access), or replay the real-page corpus with `python scripts/bench.py --corpus ../shared/serp-corpus`"]
 
 
 # ----- replaying recordings from elsewhere -----
