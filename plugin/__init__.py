@@ -37,6 +37,11 @@ _LAZY = {
     "FetchError": ("plugin.errors", "FetchError"),
 }
 
+# Page reads whose calls are checked against a signature (the one named: fetch_sync takes **kwargs and
+# passes them to fetch), raising FetchError(invalid_parameter). `search` and `search_sync` are checked
+# where they are defined.
+_CHECKED = {"fetch": "fetch", "fetch_sync": "fetch"}
+
 if TYPE_CHECKING:  # pragma: no cover
     from plugin.errors import FetchError, SearchError
     from plugin.models import FetchResponse, SearchResponse
@@ -51,7 +56,12 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module_name, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module_name), attribute)
+        module = importlib.import_module(module_name)
+        value = getattr(module, attribute)
+        if name in _CHECKED:  # arguments that do not fit: SearchError(invalid_parameter), never TypeError
+            from plugin.errors import FetchError, checked_arguments
+
+            value = checked_arguments(value, like=getattr(module, _CHECKED[name]), error=FetchError)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'plugin' has no attribute {name!r}")

@@ -560,6 +560,19 @@ class Settings(BaseSettings):
     def _redis_url_is_usable(cls, value: str | None) -> str | None:
         return _redis_url(value) if value else value
 
+    @field_validator("key_file")
+    @classmethod
+    def _key_file_is_readable(cls, value: Path | None) -> Path | None:
+        # A key file that is not there would leave every keyed engine silently disabled.
+        if value is None:
+            return None
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise ValueError(f"{'is not a file' if path.exists() else 'does not exist'}: {path}")
+        if not os.access(path, os.R_OK):
+            raise ValueError(f"cannot be read: {path}")
+        return value
+
     @field_validator("log")
     @classmethod
     def _log_level(cls, value: str) -> str:

@@ -158,3 +158,99 @@ def test_every_integer_argument_reads_the_same_spellings(argument):
             read(huge)
     else:
         assert read(huge) >= 3
+
+
+# ----- arguments that do not fit (issue 21, item 8) -----
+def _api_calls():
+    import plugin
+
+    async def searcher_search(**arguments):
+        async with Searcher(Settings(engines=["bing"])) as searcher:
+            return await searcher.search(**arguments)
+
+    return {"search": plugin.search, "search_sync": plugin.search_sync, "Searcher.search": searcher_search,
+            "fetch": plugin.fetch, "fetch_sync": plugin.fetch_sync}
+
+
+@pytest.mark.parametrize("entry", ["search", "search_sync", "Searcher.search", "fetch", "fetch_sync"])
+async def test_every_python_entry_point_refuses_arguments_that_do_not_fit(entry, tmp_path, monkeypatch):
+    """A model-invented argument, a misspelt one, a missing one and one too many by position are
+    SearchError(invalid_parameter) naming them, never TypeError (which a harness's `except SearchError`
+    does not catch), with the closest name the function takes; nothing is asked of any engine or page."""
+    import asyncio
+    import inspect
+
+    monkeypatch.setenv("METASEARCH_STATE_DIR", str(tmp_path))
+    call = _api_calls()[entry]
+    first, misspelt, closest = ("url", "max_char", "max_chars") if "fetch" in entry else ("query", "limt", "limit")
+
+    async def outcome(*args, **kwargs) -> SearchError:
+        with pytest.raises(SearchError) as raised:
+            result = call(*args, **kwargs)
+            if inspect.isawaitable(result):
+                await result
+        return raised.value
+
+    cases = [((), {first: "http://example.org/x", "lang": "en"}, ["lang"]),
+             ((), {first: "http://example.org/x", misspelt: 3}, [misspelt]),
+             ((), {}, [first] if entry != "Searcher.search" else None)]
+    if entry != "Searcher.search":
+        cases.append((("http://example.org/x", 3), {}, None))
+    for args, kwargs, named in cases:
+        error = await outcome(*args, **kwargs) if not entry.endswith("_sync") else \
+            await asyncio.to_thread(lambda: _sync_outcome(call, args, kwargs))
+        assert error.code == "invalid_parameter", (args, kwargs, error.code)
+        if named is not None:
+            assert error.details["parameter"] == named and error.message
+        if misspelt in kwargs:
+            assert f"did you mean {closest}?" in error.message
+        if "fetch" in entry:
+            from plugin.errors import FetchError
+
+            assert isinstance(error, FetchError) and error.bad_input  # CLI exit 2, HTTP 400 like a bad offset
+
+
+def test_a_settings_argument_that_is_no_settings_is_refused():
+    """`search_sync(**arguments)` in a tool loop passes whatever the model sent, `settings` included."""
+    import plugin
+
+    with pytest.raises(SearchError) as raised:
+        plugin.search_sync(query="x", settings={"engines": ["bing"]})
+    assert raised.value.code == "invalid_parameter" and raised.value.details["parameter"] == "settings"
+
+
+def _sync_outcome(call, args, kwargs) -> SearchError:
+    try:
+        call(*args, **kwargs)
+    except SearchError as exc:
+        return exc
+    raise AssertionError("no SearchError")
+
+
+def test_search_sync_takes_exactly_the_arguments_of_search():
+    """Both are spelt out for IDEs and type checkers; an argument added to one is added to the other."""
+    import inspect
+
+    from plugin.pipeline import searcher
+
+    asynchronous, synchronous = (inspect.signature(f).parameters for f in (searcher.search, searcher.search_sync))
+    assert [(p.name, p.kind, p.default) for p in asynchronous.values()] == \
+        [(p.name, p.kind, p.default) for p in synchronous.values()]
+    assert all(p.kind is not p.VAR_KEYWORD for p in synchronous.values())
+
+
+async def test_the_mcp_tools_name_a_missing_or_misspelt_argument(loopback_settings):
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from plugin.surfaces.mcp_server import build_server
+
+    searcher = Searcher(loopback_settings)
+    async with Client(build_server(searcher=searcher)) as client:
+        errors = [json.loads((await client.call_tool(tool, arguments)).content[0].text)["error"]
+                  for tool, arguments in [("web_search", {"query": "x", "limt": 3}), ("web_search", {}),
+                                          ("web_fetch", {"max_chars": 10})]]
+    await searcher.close()
+    assert [e["code"] for e in errors] == ["invalid_parameter"] * 3
+    assert "did you mean limit?" in errors[0]["message"] and errors[0]["parameter"] == ["limt"]
+    assert errors[1]["parameter"] == ["query"] and errors[2]["parameter"] == ["url"]

@@ -283,7 +283,7 @@ async def test_an_empty_fixtures_folder_is_one_clear_line(script, tmp_path):
     assert code == 1 and out == ""  # no table of zeros, no {"error": ...}
     assert err.strip().splitlines() == [
         f"no recordings in {tmp_path}: record them with `python scripts/bench.py --record` (needs network "
-        "access), or replay the real-page corpus with `--corpus ../shared/serp-corpus`"]
+        "access), or replay the real-page corpus with `python scripts/bench.py --corpus ../shared/serp-corpus`"]
 
 
 # ----- replaying recordings from elsewhere -----
@@ -331,3 +331,33 @@ async def test_replay_from_a_folder_without_recordings_says_so(tmp_path):
     assert code == 2
     error = json.loads(out)["error"]
     assert error["code"] == "invalid_parameter" and error["message"].startswith(f"no recordings in {tmp_path}")
+
+
+async def test_replay_finds_cassettes_one_folder_down_and_names_only_commands_that_exist(tmp_path):
+    """A corpus keeps one folder per engine: `--replay DIR` finds the cassettes in DIR's subfolders. A
+    folder with none says how to get some with commands that exist (it used to suggest `--corpus`, which
+    `metasearch search` does not have) (issue 21, item 14)."""
+    import re
+    import shutil
+
+    source = corpus_file("exa", "pydanticai__what-is-pydantic-ai_highlights__CASSETTE.yaml")
+    (tmp_path / "exa").mkdir()
+    shutil.copy(source, tmp_path / "exa" / source.name)
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "what is pydantic AI?",
+                               "--replay", str(tmp_path), "--engines", "exa", "--json")
+    assert code == 0, err
+    assert json.loads(out)["engines"][0]["rows"] == 2
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "hello", "--replay",
+                               str(empty), "--json")
+    message = json.loads(out)["error"]["message"]
+    assert code == 2 and "subfolders" in message
+    commands = re.findall(r"`([^`]+)`", message)
+    assert commands and all(command.startswith("python scripts/") for command in commands), commands
+    for command in commands:
+        script, *flags = command.split()[1:]
+        code, usage, _ = await run(sys.executable, script, "--help")
+        assert code == 0 and all(f"{flag} " in usage or f"{flag}\n" in usage or f"{flag}]" in usage
+                                 for flag in flags if flag.startswith("--")), (command, usage)

@@ -180,3 +180,66 @@ def test_a_port_in_use_is_one_clear_message_and_the_same_status(command):
     assert result.stderr.strip().splitlines() == [
         f"metasearch: error [invalid_parameter]: cannot listen on 127.0.0.1:{port}: Address already in use; "
         "choose another with --port"]
+
+
+async def test_verbose_logs_each_engines_exchange_to_stderr_also_with_json(standins, tmp_path):
+    """--verbose says on stderr what each engine did (issue 21, item 10): its HTTP status and bytes, its
+    time, rows parsed and kept and why the others were dropped; stdout stays the JSON alone."""
+    import asyncio
+    import re
+
+    rows = [("Rust async book", "https://www.rust-lang.org/learn/async", "rust async await tutorial"),
+            ("Async in Rust", "https://doc.rust-lang.org/std/keyword.async.html", "rust async keyword"),
+            ("Rust async tutorial", "https://example.com/rust-async", "rust async tutorial blog")]
+    engine = await standins(page(bing_page(rows)))
+    body_bytes = len(bing_page(rows).encode())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": str(tmp_path)}
+    env.pop("METASEARCH_LOG", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "search", "rust async tutorial", "--engines", "bing",
+        "--endpoint", f"bing={engine.url}", "--allow-domain", "rust-lang.org", "--json", "--verbose", cwd=ROOT,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = (part.decode() for part in await asyncio.wait_for(proc.communicate(), 60))
+    assert proc.returncode == 0, err
+    assert [row["url"] for row in json.loads(out)["results"]][:1]  # stdout is the JSON, nothing else
+    assert re.search(rf"bing: GET 127\.0\.0\.1:\d+/\S* -> HTTP 200, {body_bytes} bytes", err), err
+    summary = re.search(r"bing \(primary\): ok; (\d+) ms.*; 3 rows, 2 kept; dropped 1 outside the .*filter", err)
+    assert summary, err
+    # Without --verbose, stderr stays quiet.
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "search", "rust async tutorial", "--engines", "bing",
+        "--endpoint", f"bing={engine.url}", "--json", "--no-cache", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert b"bing" not in err
+
+
+def test_every_command_and_option_says_what_it_does():
+    """`metasearch <command> --help` explains every option, and `schema` says what it prints (issue 21,
+    item 17: `schema --format`, `engines --json`, `serve --port` and others had no help text)."""
+    import argparse
+
+    from plugin.surfaces.cli import build_parser
+
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    said = {choice.dest: choice.help for choice in commands._choices_actions}
+    undocumented = [f"{name or 'metasearch'} {' '.join(action.option_strings) or action.dest}"
+                    for name, command in [(None, parser), *commands.choices.items()] for action in command._actions
+                    if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+                    and not (action.help or "").strip()]
+    assert undocumented == []
+    assert all(said.get(name) for name in commands.choices), said
+    assert "web_fetch" in said["schema"] and "JSON" in said["schema"]
+
+
+def test_a_misspelt_option_is_told_the_closest_of_its_command(capsys):
+    """Unknown arguments are invalid_parameter with did-you-mean on every surface, the CLI included, and
+    the hint comes from the options of the command used."""
+    assert main(["search", "rust", "--limt", "3", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter" and "--limt (did you mean --limit?)" in error["message"]
+    assert main(["fetch", "http://example.org/", "--ignore-robot", "--jsn", "--json"]) == 2
+    assert "--jsn (did you mean --json?)" in json.loads(capsys.readouterr().out)["error"]["message"]
+    assert main(["search", "rust", "--max-char", "3", "--json"]) == 2  # a fetch option: no hint from search's
+    assert "did you mean" not in json.loads(capsys.readouterr().out)["error"]["message"]

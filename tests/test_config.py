@@ -266,3 +266,52 @@ def test_config_masks_credentials_inside_urls(clean_env, monkeypatch, capsys):
     assert data["searxng_url"] == "https://****@searx.example"
     assert data["endpoints"] == {"bing": "http://****@127.0.0.1:9"}
     assert list(data["budget_per_minute"])[-1] == "bing@http://****@127.0.0.1:9"
+
+
+def test_a_missing_key_file_is_refused_and_keys_from_one_show_as_set(clean_env, monkeypatch, capsys):
+    """METASEARCH_KEY_FILE naming no file used to leave every keyed engine silently disabled (issue 21,
+    item 13): it is invalid_parameter naming the variable, at start-up of every command. A key from a
+    key file is in use, so `config` shows it set (masked), as one from the environment."""
+    monkeypatch.setenv("METASEARCH_KEY_FILE", str(clean_env / "nonexistent.env"))
+    with pytest.raises(SearchError) as caught:
+        Settings.load()
+    assert caught.value.code == "invalid_parameter" and "METASEARCH_KEY_FILE" in caught.value.message
+    assert "does not exist" in caught.value.message
+    for command in (["engines", "--json"], ["config", "--json"], ["search", "x", "--json"]):
+        assert main(command) == 2
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "invalid_parameter" and "METASEARCH_KEY_FILE" in error["message"], command
+    monkeypatch.setenv("METASEARCH_KEY_FILE", str(clean_env))  # a directory
+    with pytest.raises(SearchError, match="is not a file"):
+        Settings.load()
+
+    key_file = clean_env / "keys.env"
+    key_file.write_text("TAVILY_API_KEY=tavily-secret-4567\n", encoding="utf-8")
+    monkeypatch.setenv("METASEARCH_KEY_FILE", str(key_file))
+    assert main(["config", "--json"]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    assert data["tavily_api_key"] == "set (masked)" and data["exa_api_key"] is None
+    assert data["keys_from_key_file"] == ["TAVILY_API_KEY"] and "tavily-secret-4567" not in out
+
+
+def test_the_schema_bounds_of_limit_and_read_agree_with_their_clamping():
+    """limit and read are clamped, never refused: the schema declares no bound a strict client would
+    refuse a value by, and the range each description names is the one the search clamps into (issue 21,
+    item 17: the schema said maximum 20 for read while its text said 5, and 'clamped' beside a maximum)."""
+    import re
+
+    from plugin.pipeline.query import clamp_limit
+    from plugin.reading.attach import check_read
+    from plugin.surfaces.schemas import input_schema
+
+    properties = input_schema()["properties"]
+    settings = Settings()
+    clamps = {"limit": lambda n: clamp_limit(n, 8), "read": lambda n: check_read(n, settings)}
+    for name, clamp in clamps.items():
+        schema = properties[name]
+        assert not {"maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"} & set(schema), schema
+        low, high = map(int, re.search(r"(\d+)(?: \(default\))?(?:-| to )(\d+)", schema["description"]).groups())
+        assert (clamp(high), clamp(high + 1), clamp(10**6)) == (high, high, high), name
+        assert (clamp(low), clamp(low - 1), clamp(-10**6)) == (low, low, low), name
+        assert "clamped" in schema["description"]

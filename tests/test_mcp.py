@@ -59,6 +59,7 @@ async def exercise(client: Client, hung_engine: str) -> None:
     states = {e["name"]: e for e in engines.structured_content["engines"]}
     assert states[hung_engine]["cooldown"]["active"] is True
     assert states["exa"]["enabled"] is False and "EXA_API_KEY" in states["exa"]["disabled_reason"]
+    assert states["baidu"]["news"] is True and states["bing"]["news"] is False  # which engines have news
 
     bad = await client.call_tool("web_search", {"query": "   "})
     assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "query_required"

@@ -176,7 +176,7 @@ async def test_forget_all_empties_every_memo_and_keeper_and_the_tables_when_aske
         intent.official_domains("python docs", {"python": ("python.org",)})
         relevance.fold("café")
         suffixes.registrable("docs.python.org")
-        service._unknown_parameters(["q"])
+        service._known_parameters("/search")
         searcher.searcher_for(Settings())
         reader.reader_for(Settings())
         warmed = [canonical._canonical_url, canonical._identity, intent._PATTERNS, service._known_parameters,

@@ -53,6 +53,58 @@ async def test_news_skips_every_engine_without_a_news_vertical(standins):
     assert len(stand_in.requests) == len(asked)  # no request for an engine that has no news vertical
 
 
+async def test_a_news_search_no_engine_of_its_region_can_serve_says_so(standins, monkeypatch):
+    """Without keys only Baidu has a news vertical: an English news search says so in `warnings`, naming
+    what to set, instead of coming back empty or Chinese without a word (issue 21, item 15); a Chinese
+    one, which Baidu serves, does not."""
+    for variable in [*(e.facts.key_env for e in ENGINES.values() if e.facts.key_env), "METASEARCH_SEARXNG_URL"]:
+        monkeypatch.delenv(variable, raising=False)
+    bing = await standins(page(bing_page(ROWS)))
+    async with searcher({"bing": bing.url}, engines=["bing", "baidu"]) as s:
+        response = await s.search("python asyncio", category="news", engines=["bing"])
+    [warning] = [w for w in response.warnings if "news" in w]
+    assert "no engine asked has a news vertical for global queries" in warning
+    assert "not asked, though it has one: baidu" not in warning  # baidu serves cjk queries, not this one
+    for engine in ("exa", "tavily", "brave-api", "serper", "searxng"):
+        assert f"{engine} ({ENGINES[engine].facts.key_env or ENGINES[engine].facts.url_env})" in warning
+    assert not bing.requests  # bing has no news vertical: skipped, not asked
+
+    from plugin.pipeline.plan import make_plan
+
+    assert not [w for w in make_plan(Settings(), "成都 新闻", category="news").warnings if "news" in w]
+    assert "(only baidu, for cjk queries)" in make_plan(Settings(), "python", category="news").warnings[0]
+    assert "not asked, though it has one: baidu" in make_plan(Settings(), "成都", category="news",
+                                                              engines=["bing"]).warnings[0]
+    assert not make_plan(Settings(exa_api_key="e" * 24), "python", category="news").warnings
+    assert not make_plan(Settings(), "python").warnings  # web searches are not concerned
+
+
+def test_which_engines_have_news_is_shown_by_engines_and_the_readme(capsys):
+    """`metasearch engines` (table and JSON) and the README's engine table say which engines have a news
+    vertical, as the engines' own facts say."""
+    import re
+    from pathlib import Path
+
+    from plugin.surfaces.cli import main
+
+    assert main(["engines", "--json"]) == 0
+    listed = {row["name"]: row["news"] for row in json.loads(capsys.readouterr().out)}
+    assert listed == {name: engine.facts.news for name, engine in ENGINES.items()}
+    assert main(["engines"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    header = table[0].split()
+    assert "news" in header
+    for line in table[1:len(ENGINES) + 1]:
+        cells = line.split()
+        assert cells[header.index("news")] == ("yes" if ENGINES[cells[0]].facts.news else "no"), line
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \|(.*)\|$", readme[readme.index("\n## Engines\n"):], flags=re.M)
+    heading = re.search(r"^\| engine \|(.*)\|$", readme, flags=re.M).group(1).split("|")
+    column = [cell.strip() for cell in heading].index("news")
+    documented = {name: cells.split("|")[column].strip() == "yes" for name, cells in rows if name in ENGINES}
+    assert documented == {name: engine.facts.news for name, engine in ENGINES.items()}
+
+
 async def test_web_is_the_default_category(standins):
     bing = await standins(page(bing_page(ROWS)))
     s = searcher({"bing": bing.url})

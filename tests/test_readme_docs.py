@@ -80,3 +80,77 @@ def test_mcp_clients_are_told_to_use_the_absolute_path():
     commands += re.findall(r"^claude mcp add metasearch -- (\S+)", harness, flags=re.M)
     assert len(commands) >= 3
     assert all(command.startswith("/") and command.endswith("/bin/metasearch") for command in commands), commands
+
+
+# ----- every figure names the command that produced it (issue 21, item 18) -----
+# A figure is a measured number: a decimal, a time (ms, s) or a ratio (×) in a block that speaks of a
+# measurement (a percentile, agreement, a retrieval metric, F1, CPU, throughput, overhead). Settings
+# tables and prose about defaults speak of none of these, so their numbers are not figures.
+MEASUREMENT = re.compile(r"\b(p50|p90|p95|p99|median|agreement|nDCG@8|MRR@8|p@8|r@8|F1|precision|recall|"
+                         r"searches/s|CPU|overhead)\b", re.I)
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])|\b\d+(?:\.\d+)? ?(?:ms|s)\b|\d+(?:\.\d+)?×")
+# A command: `python scripts/x.py ...` or `metasearch ...` in backticks, or a line of a code block.
+COMMAND = re.compile(r"`(?:python scripts/[\w./-]+\.py|metasearch )[^`]*`|^(?:python scripts/[\w./-]+\.py|metasearch )",
+                     re.M)
+
+
+def readme_blocks(text: str) -> list[tuple[str, str]]:
+    """(heading, block) for every paragraph, table and code block, in order."""
+    found, heading = [], ""
+    for chunk in re.split(r"(```.*?```)|\n\s*\n", text, flags=re.S):
+        lines = (chunk or "").strip().splitlines()
+        while lines and lines[0].startswith("#"):
+            heading, lines = lines[0], lines[1:]
+        if lines:
+            found.append((heading, "\n".join(lines)))
+    return found
+
+
+def figures_without_a_command(text: str) -> list[str]:
+    """Blocks holding figures that name no command, and that no command reaches. A command reaches the
+    blocks after it in the same section as long as each of them holds figures or introduces what follows
+    (ends with a colon): "Results (`python scripts/bench.py ...`):" covers the tables and the paragraphs
+    discussing them. In a table only its header reaches the rows; a table reached by no command needs a
+    command in every row that holds a figure."""
+    orphans, covered, section = [], False, None
+    for heading, block in readme_blocks(text):
+        if heading != section:
+            section, covered = heading, False
+        lines = block.splitlines()
+        table = block.startswith("|")
+        has_figures = bool(MEASUREMENT.search(block) and NUMBER.search(block))
+        introduces = block.rstrip().endswith(":") or block.startswith("```")
+        # A command reaches figures in its own block, or those it introduces; prose that merely mentions
+        # `metasearch serve` produced nothing.
+        names_command = bool(COMMAND.search(lines[0] if table else block)) and (has_figures or introduces)
+        covered = covered or names_command
+        if has_figures and not covered:
+            if table:
+                orphans += [f"{heading}: {row[:100]}" for row in lines[1:]
+                            if NUMBER.search(row) and not COMMAND.search(row)]
+            else:
+                orphans.append(f"{heading}: {block[:100]}")
+        if not (names_command or has_figures or introduces):
+            covered = False
+    return orphans
+
+
+def test_every_figure_in_the_readme_names_the_command_that_produced_it():
+    assert figures_without_a_command(README) == []
+
+
+def test_the_figure_rule_finds_a_figure_without_its_command():
+    """The rule itself: a measured number with no command reaching it is found, in prose or a table row."""
+    prose = "## Speed\n\nA search takes p50 1.10 s on this machine.\n"
+    assert len(figures_without_a_command(prose)) == 1
+    assert figures_without_a_command(prose.replace("machine.", "machine (`python scripts/latency.py hung`).")) == []
+    table = ("## Speed\n\n| scenario | p50 |\n|---|---|\n| hung (`python scripts/latency.py hung`) | 1.1 s |\n"
+             "| burst | 8.5 s |\n")
+    assert [orphan.split(": ", 1)[1] for orphan in figures_without_a_command(table)] == ["| burst | 8.5 s |"]
+    introduced = "## Speed\n\nFrom `python scripts/latency.py hung`:\n\n| q | p50 |\n|---|---|\n| 0.5 | 1.1 s |\n"
+    assert figures_without_a_command(introduced) == []
+    broken = introduced.replace("hung`:", "hung`.\n\nSomething else entirely.")
+    assert len(figures_without_a_command(broken)) == 1
+    assert figures_without_a_command("## Settings\n\n| `quorum` | 0.5 | share of engines |\n") == []
+    mentioned = "## Speed\n\n`metasearch serve` keeps one searcher.\n\nMeasured:\n\n| q | p50 |\n|---|---|\n| 0.5 | 1.1 s |\n"
+    assert len(figures_without_a_command(mentioned)) == 1  # a mention is not the command that measured

@@ -105,8 +105,10 @@ def check_anthropic_messages(messages: list[dict]) -> None:
 
 def test_the_openai_loop(loopback_bing, monkeypatch):
     requests: list[list[dict]] = []
+    # A model invents an argument (lang) and forgets the query: both go back to it as corrections.
     calls = [Obj(id=f"call_{n}", type="function", function=Obj(name="web_search", arguments=json.dumps(args)))
-             for n, args in enumerate([{"query": "python 3.13 changes"}, {"query": "python 3.13", "limit": 3}])]
+             for n, args in enumerate([{"query": "python 3.13 changes"}, {"query": "python 3.13", "limit": 3},
+                                       {"query": "python 3.13", "lang": "en"}, {"limt": 3}])]
     replies = [Obj(content=None, tool_calls=calls), Obj(content="Python 3.13 adds ...", tool_calls=None)]
 
     def create(*, model, messages, tools):
@@ -120,8 +122,12 @@ def test_the_openai_loop(loopback_bing, monkeypatch):
     assert len(requests) == 2
     final = requests[-1]
     check_openai_messages(final)
-    assert [m["role"] for m in final] == ["user", "assistant", "tool", "tool"]
+    assert [m["role"] for m in final] == ["user", "assistant", "tool", "tool", "tool", "tool"]
     assert "docs.python.org/3/whatsnew/3.13.html" in final[2]["content"]
+    invented, forgotten = (json.loads(m["content"])["error"] for m in final[4:])
+    assert invented["code"] == "invalid_parameter" and invented["parameter"] == ["lang"]
+    assert "lang" in invented["message"] and "region" in invented["message"]  # the arguments it takes
+    assert forgotten["code"] == "invalid_parameter" and "did you mean limit?" in forgotten["message"]
 
 
 def test_the_anthropic_loop(loopback_bing, monkeypatch):

@@ -86,3 +86,30 @@ def test_rows_cannot_close_or_forge_the_frame():
         assert text.count("\u2039") == 3  # query, title and snippet: each attempt kept as inert text
     text = render_for_model(_response("a < b && c > d", "Vec<T> and <stdio.h>"))
     assert "1. a < b && c > d" in text and "   Vec<T> and <stdio.h>" in text
+
+
+async def test_warnings_and_why_engines_failed_reach_the_text_outputs(tmp_path):
+    """Offline (every engine refuses the connection), the response's warning and each engine's reason
+    reach the model's text and the terminal table, not only the JSON (issue 21, item 9): the model used
+    to read just "bing: error"."""
+    import socket
+
+    from plugin.surfaces.render import render_table
+
+    closed = []
+    for _ in range(2):  # ports nothing listens on
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            closed.append(f"http://127.0.0.1:{probe.getsockname()[1]}")
+    settings = Settings(endpoints={"bing": closed[0], "brave": closed[1]}, engines=["bing", "brave"],
+                        state_backend="memory")
+    async with Searcher(settings) as searcher:
+        response = await searcher.search("rust async tutorial")
+    assert response.warnings and all(e.status == "error" and e.detail for e in response.engines)
+    for text in (render_for_model(response), render_table(response)):
+        for warning in response.warnings:
+            assert f"warning: {warning[:60]}" in text
+        for engine in response.engines:
+            assert engine.detail[:40] in text
+    model = render_for_model(response)
+    assert model.index("warning:") > model.index("</untrusted_search_results>")  # ours, outside the rows' frame

@@ -1,4 +1,4 @@
-"""`metasearch serve`: GET /search takes exactly its documented parameters."""
+"""`metasearch serve`: GET /search and /fetch take exactly their documented parameters; every refusal is JSON."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from plugin.pipeline.searcher import Searcher
@@ -38,3 +39,82 @@ def test_every_search_parameter_is_documented_in_the_readme():
     documented = set(re.findall(r"^\| `([a-z_]+)`", section, flags=re.M))
     assert documented == set(search_parameters()), documented ^ set(search_parameters())
     assert json.dumps(sorted(documented))  # the table is not empty
+
+
+async def test_both_endpoints_refuse_unknown_repeated_and_ambiguous_parameters(standins):
+    """/fetch used to ignore what it did not know (`max_char=100` read 20,000 characters, `ignore_robots=1`
+    was dropped) and /search used the first of `q=x&q=y` (issue 21, item 11): each is invalid_parameter
+    now, before any engine or page is asked."""
+    engine = await standins(page(bing_page(ROWS)))
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], cache_ttl_s=300)
+    url = "http://example.org/post"
+    refused = [
+        ("/fetch", [("url", url), ("max_char", "100")], "max_char (did you mean max_chars?)"),
+        ("/fetch", [("url", url), ("ignore_robots", "1")], "ignore_robots"),
+        ("/fetch", [("url", url), ("url", "http://example.org/other")], "url more than once"),
+        ("/search", [("q", "x"), ("q", "y")], "q more than once"),
+        ("/search", [("q", "A"), ("query", "B")], "both q and query"),
+        ("/search", [("q", "x"), ("limit", "3"), ("limit", "5")], "limit more than once"),
+        ("/search", [("q", "x"), ("no_cache", "maybe")], "no_cache must be one of"),
+    ]
+    async with TestClient(TestServer(build_app(settings, Searcher(settings)))) as client:
+        for path, params, said in refused:
+            response = await client.get(path, params=params)
+            error = (await response.json())["error"]
+            assert response.status == 400 and error["code"] == "invalid_parameter", (path, params, error)
+            assert said in error["message"], (said, error["message"])
+        assert len(engine.requests) == 0
+        for flag, cached in (("true", False), ("0", True), ("no", True), ("YES", False)):
+            response = await client.get("/search", params={"q": "python documentation", "no_cache": flag})
+            assert response.status == 200 and (await response.json())["cached"] is cached, flag
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_serve_says_where_it_listens_and_refuses_in_json(workers):
+    """`serve` prints `listening on http://HOST:PORT` (the port the system chose for --port 0), and its
+    404, 405 and 414 answers carry the JSON error body like every other error (issue 21, item 16)."""
+    import asyncio
+    import os
+    import sys
+
+    import aiohttp
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENGINES": '["bing"]'}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", "0", "--workers", workers, cwd=ROOT,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        found = re.fullmatch(r"listening on http://127\.0\.0\.1:(\d+)\n", line)
+        assert found and int(found.group(1)) > 0, line
+        base = f"http://127.0.0.1:{found.group(1)}"
+        async with aiohttp.ClientSession() as client:
+            asked = [("GET", "/nope", 404, "not_found"), ("POST", "/search?q=x", 405, "method_not_allowed"),
+                     ("GET", "/search?q=" + "a" * 20000, 414, "uri_too_long")]
+            for method, path, status, code in asked:
+                async with client.request(method, base + path) as response:
+                    assert response.status == status and response.content_type == "application/json"
+                    error = (await response.json())["error"]
+                    assert error["code"] == code and error["message"], error
+                    if status == 405:
+                        assert "GET" in response.headers["Allow"]
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_health_shows_a_redis_that_is_down():
+    """/health read the store's warnings without touching it, so a Redis down since start-up (or since
+    the last search) looked healthy (issue 21, item 17): it probes the store with one read now."""
+    import socket
+
+    pytest.importorskip("redis")
+    with socket.socket() as probe:  # a port nothing listens on: Redis refuses at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(redis_url=f"redis://:secret-pass@127.0.0.1:{port}/0")
+    async with TestClient(TestServer(build_app(settings, Searcher(settings)))) as client:
+        health = await (await client.get("/health")).json()
+    assert health["status"] == "ok" and health["state"].startswith("redis")
+    assert any("redis unavailable" in warning for warning in health["warnings"]), health
+    assert "secret-pass" not in json.dumps(health)

@@ -59,10 +59,11 @@ def same_query(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def no_recordings(folder: str | Path) -> str:
-    """The one line saying a folder holds nothing to replay, and what to do about it."""
-    return (f"no recordings in {folder}: record them with `python scripts/bench.py --record` (needs network "
-            f"access), or replay the real-page corpus with `--corpus ../shared/serp-corpus`")
+def no_recordings(folder: str | Path, subfolders: bool = False) -> str:
+    """The one line saying a folder holds nothing to replay, and what to do about it (commands that exist)."""
+    return (f"no recordings in {folder}{' or its subfolders' if subfolders else ''}: record them with `python scripts/bench.py --record` "
+            f"(needs network access), or replay the real-page corpus with "
+            f"`python scripts/bench.py --corpus ../shared/serp-corpus`")
 
 
 class NotRecorded(TransportError):
@@ -267,17 +268,19 @@ class Recordings:
 
     @classmethod
     def from_dir(cls, directory: str | Path) -> "Recordings":
-        """Every cassette (`*.yaml`) in `directory`; files that are not cassettes we can replay are left out
-        and named in `skipped`, so one odd file does not stop the others."""
+        """Every cassette (`*.yaml`, `*.yml`) in `directory` and its subfolders one level down (a corpus keeps
+        one folder per engine); files that are not cassettes we can replay are left out and named in
+        `skipped`, so one odd file does not stop the others."""
         folder = Path(directory)
         if not folder.is_dir():
             raise FileNotFoundError(f"replay directory {folder} does not exist")
         cassettes, skipped = [], []
-        for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
-            try:
-                cassettes.append(Cassette.read(path))
-            except (CassetteError, OSError, UnicodeDecodeError) as exc:
-                skipped.append(f"{path.name}: {exc}")
+        for pattern in ("*.yaml", "*.yml", "*/*.yaml", "*/*.yml"):
+            for path in sorted(folder.glob(pattern)):
+                try:
+                    cassettes.append(Cassette.read(path))
+                except (CassetteError, OSError, UnicodeDecodeError) as exc:
+                    skipped.append(f"{path.relative_to(folder)}: {exc}")
         recordings = cls(cassettes)
         recordings.skipped = skipped
         return recordings

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Sequence
 
+from engines import ENGINES
 from engines.base import Engine, SearchOptions
 from engines.script import has_cjk
 from plugin.infra.cooldown import Reachability
@@ -57,13 +58,46 @@ def make_plan(settings: Settings, query: object, *, now: datetime | None = None,
         if candidate and candidate != text:
             core = candidate
     warnings = []
+    lead_region = "cjk" if has_cjk(text) else "global"
+    if request.category == "news":
+        warnings.extend(news_coverage(settings, request, lead_region))
     if request.user_location and not request.region:
         warnings.append(f"user_location {request.user_location} has no region in the vocabulary; "
                         + (f"region {settings.region} from the settings applies" if settings.region
                            else "engines use their own defaults"))
     return SearchPlan(request=request, operators=operators, gate=build_gate(text, settings.gate_min_units),
-                      lead_region="cjk" if has_cjk(text) else "global", now=now, core_query=core,
+                      lead_region=lead_region, now=now, core_query=core,
                       warnings=warnings)
+
+
+def chosen_engines(settings: Settings, names: Sequence[str] | None) -> list[Engine]:
+    """The engines a search asks: those it names, else the `engines` setting, else every engine."""
+    chosen = names or settings.engines or list(ENGINES)
+    return [ENGINES[name] for name in chosen if name in ENGINES]
+
+
+def news_coverage(settings: Settings, request: SearchRequest, lead_region: str) -> list[str]:
+    """A news search no enabled engine of the query's region (global, or cjk for a Chinese, Japanese or
+    Korean query) can serve says so: in a keyless install only Baidu has a news vertical, so a news
+    search in English would otherwise come back from Chinese news, or empty, without a word why."""
+    def enabled(engine: Engine) -> bool:
+        return not engine.disabled_reason(SearchOptions(api_key=settings.api_key(engine.name),
+                                                        base_url=settings.instance_url(engine.name)))
+
+    asked = chosen_engines(settings, request.engines)
+    with_news = [e for e in asked if e.facts.news and enabled(e)]
+    if any(e.facts.region == lead_region for e in with_news):
+        return []
+    message = f"category news: no engine asked has a news vertical for {lead_region} queries"
+    if with_news:
+        message += (f" (only {', '.join(e.name for e in with_news)}, for "
+                    f"{'/'.join(sorted({e.facts.region for e in with_news}))} queries)")
+    in_region = [e for e in ENGINES.values() if e.facts.news and e.facts.region == lead_region]
+    if unasked := [e.name for e in in_region if enabled(e) and e not in asked]:
+        message += f"; not asked, though {'it has' if len(unasked) == 1 else 'they have'} one: {', '.join(unasked)}"
+    if needing := [f"{e.name} ({e.facts.key_env or e.facts.url_env})" for e in in_region if not enabled(e)]:
+        message += f"; these have one once their key or URL is set: {', '.join(needing)}"
+    return [message]
 
 
 def engine_options(settings: Settings, engine: Engine, plan: SearchPlan) -> SearchOptions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -167,3 +168,9 @@ def check_request(query: object, *, limit: object = None, default_limit: int = 8
         page=check_page(page),
         user_location=country,
     )
+
+
+# The caller's options `check_request` takes, read off its signature so that one added there is accepted by
+# `Searcher.search`, which refuses any other name (an invented `lang=`) as invalid_parameter.
+REQUEST_OPTIONS = tuple(name for name, parameter in inspect.signature(check_request).parameters.items()
+                        if parameter.kind is parameter.KEYWORD_ONLY and name != "default_limit")

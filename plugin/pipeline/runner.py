@@ -27,6 +27,7 @@ from plugin.infra.state import State
 from plugin.infra.secrets import redact
 from plugin.infra.transport import Transport, TransportError
 from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, EngineReport
+from plugin.pipeline import journal
 from plugin.pipeline.answers import Answer, AnswerCache
 from plugin.pipeline.filters import judge
 from plugin.pipeline.plan import SearchPlan, engine_options
@@ -81,12 +82,14 @@ class EngineRunner:
         request = engine.build(query, options)
         # Cookies set during this exchange go to its follow-ups, and nowhere else.
         cookies: dict[str, str] = {}
-        parsed = engine.parse(await self.transport.fetch(request, engine.name, clock, cookies=cookies),
-                              query, options)
+        response = await self.transport.fetch(request, engine.name, clock, cookies=cookies)
+        journal.exchange(engine.name, request, response)
+        parsed = engine.parse(response, query, options)
         steps = 0
         while parsed.follow_up is not None and steps < MAX_FOLLOW_UPS:
             steps += 1
             response = await self.transport.fetch(parsed.follow_up, engine.name, clock, cookies=cookies)
+            journal.exchange(engine.name, parsed.follow_up, response)
             parsed = engine.parse(response, query, options)
         return parsed
 

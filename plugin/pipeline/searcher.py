@@ -20,8 +20,8 @@ import time
 from datetime import datetime
 from typing import Sequence
 
-from engines import ENGINES
 from engines.base import Engine, Row
+from plugin.errors import INVALID_PARAMETER, SearchError, checked_arguments, unknown_arguments
 from plugin.infra.admission import OVERLOADED
 from plugin.infra.cooldown import Cooldowns
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
@@ -32,11 +32,12 @@ from plugin.infra.transport import Transport
 from plugin.models import ANSWERED_STATUSES, FAILURE_STATUSES, ResultRow, RowExplanation, SearchResponse
 from plugin.pipeline.answers import cache_key
 from plugin.pipeline.canonical import identity
-from plugin.pipeline import pages
+from plugin.pipeline import journal, pages
 from plugin.pipeline.filters import restore_agreeing
 from plugin.pipeline.fusion import EngineList, rank
 from plugin.pipeline.intent import read_intent
-from plugin.pipeline.plan import SearchPlan, make_plan
+from plugin.pipeline.plan import SearchPlan, chosen_engines, make_plan
+from plugin.pipeline.query import REQUEST_OPTIONS
 from plugin.infra.singleflight import SingleFlight
 from plugin.pipeline.runner import EngineRun, EngineRunner
 from plugin.pipeline.tiers import Flights, Tiers
@@ -49,6 +50,9 @@ class Searcher:
 
     def __init__(self, settings: Settings | None = None, *, transport: Transport | None = None,
                  state: State | None = None):
+        if settings is not None and not isinstance(settings, Settings):  # e.g. a model's `settings` argument
+            raise SearchError(INVALID_PARAMETER, f"settings must be a plugin.Settings, not {type(settings).__name__}",
+                              parameter="settings")
         self.settings = settings or Settings()
         self.transport = transport or Transport(self.settings)
         # Cooldowns, cache and budgets: the embedded store by default, shared by this user's processes.
@@ -95,8 +99,7 @@ class Searcher:
         return make_plan(self.settings, query, now=now, **options)
 
     def selected_engines(self, names: Sequence[str] | None) -> list[Engine]:
-        chosen = names or self.settings.engines or list(ENGINES)
-        return [ENGINES[name] for name in chosen if name in ENGINES]
+        return chosen_engines(self.settings, names)
 
     def tier_of(self, engine: Engine) -> str:
         return self.settings.tiers.get(engine.name, engine.facts.tier)
@@ -173,6 +176,7 @@ class Searcher:
         rows = {run.engine.name: list(run.kept) for run in runs if run.kept}
         await pages.remember(self.state, key, plan.page, shown, rows, self.settings.page_memory_s)
 
+    @checked_arguments
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
                      ignore_cooldowns: bool = False, read: object = 0, explain: bool = False,
                      **options: object) -> SearchResponse:
@@ -181,6 +185,9 @@ class Searcher:
         `ignore_cooldowns` tries benched engines anyway. `read=N` attaches the main text of the top N
         pages (plugin.reading.attach). `explain` keeps each row's votes and boosts (`explain`)."""
         started = time.perf_counter()
+        problem = unknown_arguments("search()", options, (*REQUEST_OPTIONS, "now", "cache", "ignore_cooldowns", "read"))
+        if problem is not None:
+            raise problem
         count = self._pages_to_read(read)  # a bad read= is refused before any work
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
             response = await self._search(query, now, cache, ignore_cooldowns, options, problems)
@@ -217,6 +224,7 @@ class Searcher:
         started = time.perf_counter()
         runs = await self.run_tiers(plan)
         offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
+        journal.engine_runs(plan, runs)  # --verbose: what each engine did, on stderr
         results = self.rank(plan, runs, shown, earlier)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
@@ -297,6 +305,7 @@ def searcher_for(settings: Settings | None = None) -> Searcher:
 atexit.register(_searchers.clear)
 
 
+@checked_arguments
 async def search(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,
                  settings: Settings | None = None, region: str | None = None, time_range: str | None = None,
                  site: str | None = None, safesearch: str | None = None, cache: bool = True,
@@ -321,16 +330,27 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                                                ignore_cooldowns=ignore_cooldowns, explain=explain)
 
 
-def search_sync(query: str, **kwargs) -> SearchResponse:
+@checked_arguments
+def search_sync(query: str, *, limit: int | None = None, engines: Sequence[str] | str | None = None,
+                settings: Settings | None = None, region: str | None = None, time_range: str | None = None,
+                site: str | None = None, safesearch: str | None = None, cache: bool = True,
+                allowed_domains: Sequence[str] | str | None = None,
+                blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
+                page: int | None = None, user_location: str | dict | None = None, read: int = 0,
+                ignore_cooldowns: bool = False) -> SearchResponse:
     """`search` for callers that do not await: plain scripts, and code already inside a running event loop
     (Jupyter, an async agent framework), where the search runs on a worker thread with a loop of its own
     while the caller waits. Cooldowns, cached answers and budgets persist between calls through the state
-    store (the embedded SQLite file by default)."""
-    settings = kwargs.pop("settings", None)
+    store (the embedded SQLite file by default). Takes exactly `search`'s arguments
+    (tests/test_bad_input.py holds the two signatures equal)."""
+    arguments = dict(limit=limit, engines=engines, region=region, time_range=time_range, site=site,
+                     safesearch=safesearch, cache=cache, allowed_domains=allowed_domains,
+                     blocked_domains=blocked_domains, category=category, page=page, user_location=user_location,
+                     read=read, ignore_cooldowns=ignore_cooldowns)
 
     async def run() -> SearchResponse:
         # A fresh searcher per call: its HTTP session belongs to this call's event loop.
         async with Searcher(settings) as searcher:
-            return await searcher.search(query, **kwargs)
+            return await searcher.search(query, **arguments)
 
     return run_sync(run)

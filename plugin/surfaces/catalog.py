@@ -57,13 +57,16 @@ async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None)
 
 
 def render_catalog(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'engine':<16} {'tier':<9} {'weight':>6}  {'region':<7} {'index':<10} {'enabled':<8} state"]
+    lines = [f"{'engine':<16} {'tier':<9} {'weight':>6}  {'region':<7} {'index':<10} {'news':<5} {'enabled':<8} state"]
     for row in rows:
         state = row["disabled_reason"] or (
             f"cooling down {row['cooldown']['seconds_left']:.0f}s after {row['cooldown']['last_failure']}"
             if row["cooldown"]["active"] else "ready")
         lines.append(f"{row['name']:<16} {row['tier']:<9} {row['weight']:>6.2f}  {row['region']:<7} "
-                     f"{row['index']:<10} {'yes' if row['enabled'] else 'no':<8} {state}")
+                     f"{row['index']:<10} {'yes' if row['news'] else 'no':<5} {'yes' if row['enabled'] else 'no':<8} "
+                     f"{state}")
+    news = [row["name"] for row in rows if row["news"] and row["enabled"]]
+    lines.append(f"news (category=news) from: {', '.join(news) or 'no enabled engine'}")
     return "\n".join(lines)
 
 
@@ -88,13 +91,14 @@ def _mask_key(key: str) -> str:
 def masked_settings(settings: Settings) -> dict[str, Any]:
     """Effective settings as JSON-ready data; API keys show only whether they are set, credentials inside
     URLs (Redis, SearXNG, endpoints) are masked."""
-    data = _mask_urls(settings.model_dump(mode="json"))
-    for field in list(data):
-        if field.endswith("_api_key"):
-            secret = getattr(settings, field)
-            data[field] = "set (masked)" if secret is not None and secret.get_secret_value() else None
     from plugin.infra.secrets import mask_url
     from plugin.settings import KEY_FIELDS, SECRET_HEADER
+
+    data = _mask_urls(settings.model_dump(mode="json"))
+    engine_of = {env.lower(): name for name, env in KEY_FIELDS.items()}
+    for field in list(data):
+        if field.endswith("_api_key"):  # set in the environment or in the key file: the key in use, masked
+            data[field] = "set (masked)" if field in engine_of and settings.api_key(engine_of[field]) else None
 
     # Proxy credentials and credential-like headers: shown as set, never as written.
     data["proxy"] = mask_url(settings.proxy) if settings.proxy else None

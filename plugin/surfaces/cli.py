@@ -36,7 +36,23 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports mistakes as our error codes instead of exiting on its own."""
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            message += self._closest_options(message.split(":", 1)[1].split())
         raise UsageError("invalid_parameter", message)
+
+    argv: Sequence[str] = ()  # the command line being parsed, to tell which subcommand a mistake is in
+
+    def _closest_options(self, given: list[str]) -> str:
+        """`; --limt (did you mean --limit?)` for a misspelt option, from the options of the subcommand used."""
+        import difflib
+
+        commands = {name: parser for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                    for name, parser in action.choices.items()}
+        used = next((commands[word] for word in self.argv if word in commands), self)
+        known = sorted({o for a in [*used._actions, *self._actions] for o in a.option_strings if o.startswith("--")})
+        hints = [f"{word} (did you mean {close[0]}?)" for word in given if word.startswith("--")
+                 if (close := difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.75))]
+        return f"; {', '.join(hints)}" if hints else ""
 
 
 def _emit_error(code: str, message: str, as_json: bool, extra: dict[str, Any] | None = None) -> int:
@@ -90,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--user-location", dest="user_location", metavar="COUNTRY",
                         help="ISO 3166-1 country such as DE: its region, unless --region is given")
     search.add_argument("--safesearch", help="off, moderate or strict")
-    search.add_argument("--replay", metavar="DIR", help="answer from recorded fixtures in DIR (no network)")
+    search.add_argument("--replay", metavar="DIR",
+                        help="answer from vcrpy cassettes in DIR or its subfolders (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
     search.add_argument("--ignore-cooldowns", dest="ignore_cooldowns", action="store_true",
                         help="try engines that are cooling down anyway")
@@ -101,14 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--verbose", action="store_true", help="log what each engine did to stderr")
 
     engines = commands.add_parser("engines", help="list engines, their tier, weight and state")
-    engines.add_argument("--json", action="store_true")
+    engines.add_argument("--json", action="store_true", help="print the list as JSON")
     engines.add_argument("--endpoint", action="append", metavar="NAME=URL",
                          help="as for search: show the engine at this endpoint (its own cooldown)")
     _add_cooldowns_command(commands)
 
-    schema = commands.add_parser("schema", help="print the web_search tool schema")
-    schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
-    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search")
+    schema = commands.add_parser(
+        "schema", help="print a tool definition as JSON, ready to give a model: web_search (default) or "
+                       "web_fetch, in OpenAI, Anthropic or MCP form")
+    schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai",
+                        help="openai (default: a function tool), anthropic (input_schema) or mcp (with the "
+                             "output schema)")
+    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search",
+                        help="web_search (default) or web_fetch")
 
     fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
     fetch.add_argument("url", help="the http:// or https:// address to read")
@@ -120,16 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--json", action="store_true", help="print the FetchResponse as JSON")
 
     config = commands.add_parser("config", help="print the effective settings (secrets masked)")
-    config.add_argument("--json", action="store_true")
+    config.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
 
     mcp = commands.add_parser("mcp", help="serve the MCP tools (stdio by default)")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1")
-    mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="port to listen on with --http (default 8765)")
 
     serve = commands.add_parser("serve", help="serve GET /search, /fetch, /health and /metrics over HTTP")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
     serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
     return parser
 
@@ -142,7 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        parser.argv = argv
+        args = parser.parse_args(argv)
         if args.version:
             from plugin.version import VERSION
 
@@ -243,7 +267,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         for problem in recordings.skipped:  # one odd file does not stop the others
             print(f"metasearch: skipped {os.path.join(args.replay, problem)}", file=sys.stderr)
         if not recordings.cassettes:
-            raise UsageError("invalid_parameter", no_recordings(args.replay))
+            raise UsageError("invalid_parameter", no_recordings(args.replay, subfolders=True))
         settings = replay_settings(settings, recordings.engines())
         transport = ReplayTransport(settings, recordings)
         now = recordings.recorded_at(query)
@@ -306,7 +330,7 @@ def _add_cooldowns_command(commands) -> None:
     cooldowns = commands.add_parser("cooldowns", help="list the engines cooling down (benched), or clear them")
     cooldowns.add_argument("--clear", nargs="?", const="*", metavar="ENGINE",
                            help="clear every cooldown, or those of ENGINE (a name, or an engine@endpoint upstream)")
-    cooldowns.add_argument("--json", action="store_true")
+    cooldowns.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _cmd_cooldowns(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from plugin.errors import INVALID_PARAMETER, SearchError
+from plugin.errors import SearchError, missing_arguments, unknown_arguments
 from plugin.models import FetchResponse, SearchResponse
 from plugin.surfaces.schemas import (FETCH_TOOL_DESCRIPTION, FETCH_TOOL_NAME, TOOL_DESCRIPTION, TOOL_NAME,
                                      fetch_input_schema, input_schema)
@@ -37,6 +37,7 @@ class EngineState(BaseModel):
     enabled: bool
     disabled_reason: str | None
     needs_key: bool
+    news: bool  # has a news vertical (category="news")
     cooldown: dict[str, Any]
 
 
@@ -55,14 +56,18 @@ def _error(code: str, message: str, **details: Any) -> CallToolResult:
 
 class StrictTool(Tool):
     """A tool that refuses arguments its advertised schema does not declare (it says
-    `additionalProperties: false`), instead of silently dropping them."""
+    `additionalProperties: false`) instead of silently dropping them, and a call without a required one,
+    as invalid_parameter with the closest declared name, as the Python API and `serve` do."""
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        declared = set(self.parameters.get("properties", {}))
-        undeclared = sorted(set(arguments or {}) - declared)
-        if undeclared:
-            result = _error(INVALID_PARAMETER, f"{self.name} does not take {', '.join(map(repr, undeclared))}; "
-                            f"its arguments are {', '.join(sorted(declared)) or 'none'}", parameter=undeclared)
+        declared = list(self.parameters.get("properties", {}))
+        given = arguments or {}
+        problem = unknown_arguments(self.name, given, declared)
+        if problem is None:
+            missing = [name for name in self.parameters.get("required", []) if name not in given]
+            problem = missing_arguments(self.name, missing) if missing else None
+        if problem is not None:
+            result = _error(problem.code, problem.message, **problem.details)
             return self.fn_metadata.convert_result(result) if convert_result else result
         return await super().run(arguments, context, convert_result)
 

@@ -11,6 +11,10 @@ from plugin.models import FetchResponse, ResultRow, SearchResponse
 from plugin.pipeline.sanitize import clean_document, clean_text
 
 
+WARNING_CHARS = 300  # a response warning, as shown in text (the JSON has it whole)
+DETAIL_CHARS = 120  # a failing engine's detail in the model's text
+
+
 def render_table(response: SearchResponse, verbose: bool = False, named: Sequence[str] = ()) -> str:
     """Rows, then what each engine did. Disabled engines are listed when `verbose` or when the caller
     named them (`--engines exa` without a key says why exa did nothing)."""
@@ -20,6 +24,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
              + (", cached answer: no engine was asked now" if response.cached else "") + ")"]
     if response.recognised:
         lines.append("recognised: " + ", ".join(response.recognised))
+    lines.extend(f"warning: {clean_text(w, WARNING_CHARS)}" for w in response.warnings)
     lines.append("")
     for number, row in enumerate(response.results, start=1):
         date = f"  [{row.date.isoformat()}]" if row.date else ""
@@ -104,10 +109,12 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
         lines.append("(no results)")
     lines.append(f"</{FRAME_TAG}>")
     answered = [e.name + (" (cached answer)" if e.cached else "") for e in response.engines if e.status == "ok"]
-    failed = [f"{e.name}: {e.status}" for e in response.engines
-              if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
+    # A failing engine's detail says why (network unreachable, HTTP 429, cooling down 30s): briefly.
+    failed = [f"{e.name}: {e.status}" + (f" ({model_text(e.detail, DETAIL_CHARS)})" if e.detail else "")
+              for e in response.engines if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
     lines.append("engines answered: " + (", ".join(answered) or "none")
                  + (f"; not answered: {', '.join(failed)}" if failed else ""))
+    lines.extend(f"warning: {model_text(w, WARNING_CHARS)}" for w in response.warnings)
     if response.cached:
         lines.append("(cached answer: every engine's answer comes from an earlier search within the cache "
                      "lifetime; no engine was asked again)")

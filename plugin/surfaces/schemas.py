@@ -10,6 +10,10 @@ from engines import ENGINES
 from engines.base import Category, SafeSearch, TimeRange
 from plugin.models import FetchResponse, SearchResponse
 from plugin.pipeline.locale import REGION_PATTERN
+from plugin.pipeline.query import MAX_LIMIT, MIN_LIMIT
+from plugin.settings import Settings
+
+READ_MAX_RESULTS = Settings.model_fields["read_max_results"].default  # the text names the default clamp
 
 TOOL_NAME = "web_search"
 TOOL_DESCRIPTION = (
@@ -38,7 +42,10 @@ class WebSearchArgs(BaseModel):
     model_config = ConfigDict(title="web_search arguments", extra="forbid")
 
     query: str = Field(description="What to search for (1-500 characters).", min_length=1, max_length=500)
-    limit: int = Field(8, ge=1, le=20, description="How many results to return (1-20; out-of-range values are clamped).")
+    # limit and read declare no bounds: any integer is taken and clamped into the range the text gives
+    # (a declared maximum would tell a strict client to refuse what the search accepts).
+    limit: int = Field(8, description=f"How many results to return, {MIN_LIMIT}-{MAX_LIMIT} (default 8); a number "
+                                      f"outside that range is clamped into it.")
     engines: list[EngineName] | None = Field(  # type: ignore[valid-type]
         None, description="Engines to ask (default: every enabled engine).")
     region: str | None = Field(None, description="Region/language (language-COUNTRY) such as en-US, de-DE or zh-CN; "
@@ -62,8 +69,9 @@ class WebSearchArgs(BaseModel):
         None, description="The user's country, {\"country\": \"DE\"} or \"DE\": results for its region "
                           "(de-DE) unless region is given.")
     safesearch: SafeSearch | None = Field(None, description="Safe-search level.")
-    read: int = Field(0, ge=0, le=20, description="Also read the top N result pages and attach their main text "
-                                                  "(0-5 by default; more is clamped). Rows whose page fails say why.")
+    read: int = Field(0, description=f"Also read the top N result pages and attach their main text: 0 (default) "
+                                     f"to {READ_MAX_RESULTS} (the read_max_results setting); a larger number is "
+                                     f"clamped to it. Rows whose page fails say why.")
 
 
 def _arguments_schema(arguments: type[BaseModel]) -> dict[str, Any]:

@@ -3,8 +3,11 @@
 GET /search?q=...  -> SearchResponse JSON; every parameter is listed by `search_parameters()` (the
     web_search tool's arguments plus q and no_cache) and in the README; any other is refused (400,
     invalid_parameter), so a misspelt `lmit=3` is not silently ignored
-GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (errors: 400, 403, 502, 504)
+GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (errors: 400, 403, 502, 504);
+    its parameters are the web_fetch tool's (`fetch_parameters()`), any other is refused as well
+A parameter given twice (the list ones excepted), or as both `q` and `query`, is refused too.
 GET /health  -> {"status": "ok", ...}
+Any other path is 404, another method 405, an address over MAX_URL_CHARS 414, each with the JSON error body.
 GET /metrics -> Prometheus text format
 
 `--workers N` (setting `workers`) runs N processes accepting on one listening socket, so a service
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from plugin.errors import SearchError
+from plugin.errors import SearchError, unknown_arguments
 from plugin.infra.logs import get_logger
 from plugin.infra.metrics import Metrics
 from plugin.infra import memo
@@ -52,35 +55,57 @@ def search_parameters() -> dict[str, str]:
         parameters[name] = "Same as q." if name == "query" else (field.description or "")
         if name in LIST_PARAMETERS:
             parameters[name] += " Comma-separated, or the parameter repeated."
-    parameters["no_cache"] = "1, true or yes: ask every engine again instead of using the answer cache."
+    parameters["no_cache"] = ("1, true, yes or on: ask every engine again instead of using the answer cache "
+                              "(0, false, no or off: use it, the default).")
     return parameters
+
+
+def fetch_parameters() -> dict[str, str]:
+    """Every query parameter of GET /fetch: the web_fetch tool's arguments, descriptions from its schema."""
+    from plugin.surfaces.schemas import WebFetchArgs
+
+    return {name: field.description or "" for name, field in WebFetchArgs.model_fields.items()}
 
 
 @memo.register
 @functools.cache
-def _known_parameters() -> tuple[str, ...]:
-    """The names GET /search takes, worked out once (the web_search schema does not change at run time)."""
-    return tuple(search_parameters())
+def _known_parameters(path: str) -> tuple[str, ...]:
+    """The names GET /search or /fetch takes, worked out once (the tool schemas do not change at run time)."""
+    return tuple(search_parameters() if path == "/search" else fetch_parameters())
 
 
-def _unknown_parameters(names: list[str]) -> SearchError | None:
-    import difflib
+SAME_PARAMETER = {"query": "q"}  # /search takes `query` as another spelling of `q`, never both
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
-    known = _known_parameters()
-    unknown = [name for name in dict.fromkeys(names) if name not in known]
-    if not unknown:
-        return None
-    hints = [f"{name} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, known, n=1))
-             else name for name in unknown]
-    return SearchError("invalid_parameter", f"/search does not take {', '.join(hints)}; its parameters are "
-                       f"{', '.join(known)}", parameter=unknown)
+
+def refused_parameters(path: str, args) -> SearchError | None:
+    """invalid_parameter for a query string `path` cannot take as meant: an unknown name (a misspelt
+    `lmit=3`, `/fetch?max_char=100`), a name given twice (`q=x&q=y`; the list parameters excepted) or
+    under both its spellings (`q=A&query=B`), a boolean that is no yes or no (`no_cache=maybe`). Each
+    would otherwise be silently ignored or half used."""
+    names = [name for name, _ in args.items()]  # a name given twice is listed twice (keys() lists it once)
+    problem = unknown_arguments(path, names, _known_parameters(path))
+    if problem is not None:
+        return problem
+    twice = [name for name in dict.fromkeys(names) if names.count(name) > 1 and name not in LIST_PARAMETERS]
+    if twice:
+        return SearchError("invalid_parameter", f"{path} got {', '.join(twice)} more than once; give each once "
+                           f"(only {', '.join(LIST_PARAMETERS)} may be repeated)", parameter=twice)
+    for alias, name in SAME_PARAMETER.items():
+        if alias in args and name in args:
+            return SearchError("invalid_parameter", f"{path} got both {name} and {alias}, which are the same "
+                               f"parameter; give one", parameter=[name, alias])
+    if "no_cache" in args and args["no_cache"].strip().lower() not in TRUE_WORDS + FALSE_WORDS:
+        return SearchError("invalid_parameter", f"no_cache must be one of {', '.join(TRUE_WORDS + FALSE_WORDS)}, "
+                           f"got {args['no_cache'][:40]!r}", parameter="no_cache")
+    return None
 
 
 async def search_handler(request: web.Request) -> web.Response:
     searcher = request.app[SEARCHER]
     metrics = request.app[METRICS]
     args = request.query
-    problem = _unknown_parameters(list(args.keys()))
+    problem = refused_parameters("/search", args)
     if problem is not None:
         metrics.bad_input()
         return web.json_response(problem.to_dict(), status=400)
@@ -89,7 +114,8 @@ async def search_handler(request: web.Request) -> web.Response:
         response = await searcher.search(
             args.get("q", args.get("query")), limit=args.get("limit"), engines=engines,
             region=args.get("region"), time_range=args.get("time_range"), site=args.get("site"),
-            safesearch=args.get("safesearch"), cache=args.get("no_cache", "") not in ("1", "true", "yes"),
+            safesearch=args.get("safesearch"),
+            cache=args.get("no_cache", "").strip().lower() not in TRUE_WORDS,
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
             category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"),
             read=args.get("read"))
@@ -104,6 +130,9 @@ async def fetch_handler(request: web.Request) -> web.Response:
     from plugin.errors import FetchError
 
     args = request.query
+    problem = refused_parameters("/fetch", args)
+    if problem is not None:
+        return web.json_response(problem.to_dict(), status=400)
     try:
         response = await request.app[SEARCHER].page_reader().fetch(
             args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"))
@@ -114,10 +143,22 @@ async def fetch_handler(request: web.Request) -> web.Response:
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
+HEALTH_PROBE_S = 2.0  # longest /health waits for the state store to answer its probe
+
+
 async def health_handler(request: web.Request) -> web.Response:
+    """Alive, and what the state store is doing: one read probes it, so a Redis that went down since the
+    last search is in `warnings` (the store's own fallback notices it and says so)."""
+    import asyncio
+
     searcher = request.app[SEARCHER]
+    problems = []
+    try:
+        await asyncio.wait_for(searcher.state.cache_get("health:probe"), HEALTH_PROBE_S)
+    except Exception as exc:  # noqa: BLE001 - whatever the store does, /health answers and says it
+        problems.append(f"state store did not answer a read within {HEALTH_PROBE_S:.0f} s: {type(exc).__name__}")
     return web.json_response({"status": "ok", "version": VERSION, "state": searcher.state.backend,
-                              "warnings": list(searcher.state.warnings), "pid": os.getpid()})
+                              "warnings": [*searcher.state.warnings, *problems], "pid": os.getpid()})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
@@ -141,9 +182,41 @@ def _other_snapshots(shared: Path) -> list[dict]:
     return found
 
 
+# Addresses longer than this are refused with 414 and the JSON error body; the HTTP parser reads lines up
+# to PARSER_MAX_LINE, so one between the two reaches us instead of the parser's plain-text 400.
+MAX_URL_CHARS = 16384
+PARSER_MAX_LINE = 65536
+# HTTP-level refusals (no such path, wrong method, address too long), with the body every error has.
+HTTP_ERROR_CODES = {404: "not_found", 405: "method_not_allowed", 414: "uri_too_long"}
+PATHS = ("/search", "/fetch", "/health", "/metrics")
+
+
+def _json_error(status: int, message: str, headers=None) -> web.Response:
+    code = HTTP_ERROR_CODES.get(status, "http_error")
+    return web.json_response({"error": {"code": code, "message": message}}, status=status, headers=headers)
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler) -> web.StreamResponse:
+    """404, 405 and 414 answer `{"error": {"code", "message"}}` like every other error, not aiohttp's text."""
+    if len(request.raw_path) > MAX_URL_CHARS:
+        return _json_error(414, f"the address is {len(request.raw_path)} characters long; at most {MAX_URL_CHARS} "
+                                "are read")
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return _json_error(404, f"nothing at {request.path[:200]}; the paths are {', '.join(PATHS)}")
+        if exc.status == 405:
+            allowed = exc.headers.get("Allow", "GET")
+            return _json_error(405, f"{request.method[:20]} is not allowed on {request.path[:200]}; use {allowed}",
+                               headers={"Allow": allowed})
+        raise
+
+
 def build_app(settings: Settings, searcher: Searcher | None = None, shared_metrics: Path | None = None
               ) -> web.Application:
-    app = web.Application()
+    app = web.Application(middlewares=[json_errors], handler_args={"max_line_size": PARSER_MAX_LINE})
     app[SEARCHER] = searcher or Searcher(settings)
     app[METRICS] = Metrics()
     app.router.add_get("/search", search_handler)
@@ -197,9 +270,22 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
     configure(getattr(logging, settings.log.upper(), logging.WARNING))
     workers = workers or settings.workers
     if workers <= 1:
-        web.run_app(build_app(settings), host=host, port=port, print=None)
+        sock = listen(host, port)
+        web.run_app(build_app(settings), sock=sock, print=None)
     else:
         serve_workers(settings, host, port, workers)
+
+
+def listen(host: str, port: int):
+    """The listening socket, bound at once (an address in use fails here), and the line saying where."""
+    import socket
+    import sys
+
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+    sock = socket.create_server((host, port), family=family, backlog=1024)
+    bound = sock.getsockname()[1]  # the port the system chose for --port 0
+    print(f"listening on http://{f'[{host}]' if ':' in host else host}:{bound}", file=sys.stdout, flush=True)
+    return sock
 
 
 def serve_workers(settings: Settings, host: str, port: int, workers: int) -> None:
@@ -207,10 +293,9 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int) -> Non
     that dies is replaced (up to RESTARTS_ALLOWED times); SIGINT or SIGTERM stops them all."""
     import shutil
     import signal
-    import socket
     import tempfile
 
-    sock = socket.create_server((host, port), backlog=1024)  # an address in use fails here, at once
+    sock = listen(host, port)  # an address in use fails here, at once
     shared = Path(tempfile.mkdtemp(prefix="metasearch-serve-"))
     children: dict[int, int] = {}
     stopping = False
