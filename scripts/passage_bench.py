@@ -2,7 +2,7 @@
 """Passage picking on the article corpus: do the passages `fetch(url, query=…)` returns hold the answer?
 
     python scripts/passage_bench.py --corpus ../shared/article-corpus [--format markdown|text] [--json]
-        [--check-floors] [--cv 10] [--set window_chars=400 ...]
+        [--check-floors] [--cv 10] [--tokens] [--set window_chars=400 ...]
 
 Protocol. `qa.json` holds 240 questions on 120 articles, each answer an exact span of the article's
 human-written text. Every page is extracted as `metasearch fetch` does (`extract_html`, then
@@ -210,7 +210,40 @@ def cross_validate(texts: dict[str, str], questions: list[dict], markdown: bool,
             "best_in_grid": max(per_setting, key=lambda k: sum(per_setting[k]))}
 
 
-def run(folder: Path, markdown: bool = True, options: RankOptions = RankOptions(), folds: int = 0) -> dict:
+def token_error(texts: dict[str, str], questions: list[dict], markdown: bool) -> dict:
+    """estimate_tokens against real BPE counts (o200k_base, cl100k_base through the `bpe-openai` package,
+    which ships its vocabularies: `pip install bpe-openai`, bench only) on the texts a budget applies to:
+    the 5 best passages of every question, 1,200-character slices and whole pages."""
+    try:
+        import bpe_openai
+    except ImportError:
+        return {"skipped": "bpe-openai is not installed (pip install bpe-openai): no real tokenizer to compare with"}
+    from plugin.reading.tokens import estimate_tokens
+
+    samples = []
+    for q in questions:
+        text = texts[q["id"]]
+        samples.extend(text[s:e] for s, e in ours()(text, q["question"], markdown)[:5])
+    for text in texts.values():
+        samples.append(text)
+        samples.extend(text[i:i + 1200] for i in range(0, len(text), 1200))
+    estimates = [estimate_tokens(s) for s in samples]
+    out: dict = {"texts": len(samples), "package": f"bpe-openai {getattr(bpe_openai, '__version__', '?')}"}
+    for name in ("o200k_base", "cl100k_base"):
+        encoding = bpe_openai.get_encoding(name)
+        real = [len(encoding.encode(s)) for s in samples]
+        over = [r / max(e, 1) - 1 for r, e in zip(real, estimates)]
+        ratios = sorted(e / max(r, 1) for r, e in zip(real, estimates))
+        out[name] = {"real_above_estimate_share": round(sum(o > 0 for o in over) / len(over), 4),
+                     "worst_real_above_estimate": round(max(over), 3),
+                     "p99_real_above_estimate": round(sorted(over)[int(0.99 * (len(over) - 1))], 3),
+                     "estimate_over_real_median": round(ratios[len(ratios) // 2], 3),
+                     "estimate_over_real_total": round(sum(estimates) / sum(real), 3)}
+    return out
+
+
+def run(folder: Path, markdown: bool = True, options: RankOptions = RankOptions(), folds: int = 0,
+        tokens: bool = False) -> dict:
     texts, questions = load(folder, markdown)
     systems = {"ours": measure(texts, questions, ours(options), markdown),
                "bm25": measure(texts, questions, plain_bm25, markdown),
@@ -224,6 +257,8 @@ def run(folder: Path, markdown: bool = True, options: RankOptions = RankOptions(
             for key in ("r@1", "r@3", *(f"r@{b}" for b in BUDGETS))}
     if folds:
         report["cross_validation"] = cross_validate(texts, questions, markdown, folds)
+    if tokens:
+        report["token_estimate"] = token_error(texts, questions, markdown)
     return report
 
 
@@ -248,6 +283,10 @@ def render(report: dict) -> str:
         lines.append(f"{cv['folds']}-fold cross-validation by article over {cv['grid']}: held-out r@1200 "
                      f"{cv['cv_r@1200']:.3f} {cv['cv_r@1200_95']}; shipped setting {cv['shipped']} "
                      f"r@1200 {cv['shipped_r@1200']}; chosen per fold {cv['chosen_per_fold']}")
+    estimate = report.get("token_estimate")
+    if estimate:
+        lines.append("")
+        lines.append(f"token estimate vs real BPE counts: {json.dumps(estimate)}")
     return "\n".join(lines)
 
 
@@ -259,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cv", type=int, default=0, metavar="K", help="K-fold cross-validation of the grid")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override a RankOptions field (repeatable)")
+    parser.add_argument("--tokens", action="store_true",
+                        help="compare the token estimate with real BPE counts (needs pip install bpe-openai)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 below bench/passage-floors.json")
     args = parser.parse_args(argv)
     folder = Path(args.corpus)
@@ -271,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = type(getattr(RankOptions(), name))
         overrides[name] = kind(value)
     options = dataclasses.replace(RankOptions(), **overrides)
-    report = run(folder, markdown=args.format == "markdown", options=options, folds=args.cv)
+    report = run(folder, markdown=args.format == "markdown", options=options, folds=args.cv, tokens=args.tokens)
     print(json.dumps(report, indent=2, default=str) if args.json else render(report))
     if args.check_floors:
         floors = json.loads((ROOT / "bench" / "passage-floors.json").read_text(encoding="utf-8"))[report["format"]]

@@ -41,7 +41,8 @@ async def test_web_fetch_over_mcp(standins):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         fetch = tools["web_fetch"]
         assert fetch.input_schema["required"] == ["url"]
-        assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format"}
+        assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format", "query", "passages",
+                                                         "max_tokens"}
         assert fetch.output_schema is not None
         assert set(fetch.output_schema["properties"]) >= {"content", "next_offset", "truncated", "total_chars"}
         assert "read" in tools["web_search"].input_schema["properties"]

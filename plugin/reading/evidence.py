@@ -151,12 +151,12 @@ def _cut_slice(response: FetchResponse, content: str, max_tokens: int) -> FetchR
 
 
 # ----- search -----
-def row_tokens(row: ResultRow, snippet_chars: int = 300) -> int:
+def row_tokens(row: ResultRow, number: int = 1, snippet_chars: int = 300) -> int:
     """What one row costs in the model's text (render_for_model), page text or passages included."""
     cost = ROW_FRAME_TOKENS + estimate_tokens(row.title) + estimate_tokens(row.url) + estimate_tokens(
         row.snippet[:snippet_chars])
     if row.passages:
-        cost += sum(passage_tokens(f"{0}.{k}", p) for k, p in enumerate(row.passages, start=1))
+        cost += sum(passage_tokens(f"{number}.{k}", p) for k, p in enumerate(row.passages, start=1))
     elif row.content:
         cost += estimate_tokens(row.content) + 12
     if row.read_error is not None:
@@ -171,18 +171,18 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
     kept: list[ResultRow] = []
     passages_left = chars_left = 0
     for index, row in enumerate(response.results):
-        cost = row_tokens(row)
+        cost = row_tokens(row, index + 1)
         while cost > room and row.passages:
             passages_left += 1
             chars_left += len(row.passages[-1].text)
-            row = row.model_copy(update={"passages": row.passages[:-1] or None})
-            cost = row_tokens(row)
+            row = row.model_copy(update={"passages": row.passages[:-1]})
+            cost = row_tokens(row, index + 1)
         if cost > room and row.content:
-            bare = row_tokens(row.model_copy(update={"content": None}))
+            bare = row_tokens(row.model_copy(update={"content": None}), index + 1)
             fitting = chars_within(row.content, max(room - bare - 12, 0))
             chars_left += len(row.content) - fitting
             row = row.model_copy(update={"content": row.content[:fitting] or None, "content_truncated": True})
-            cost = row_tokens(row)
+            cost = row_tokens(row, index + 1)
         if cost > room:
             rows_left = len(response.results) - index
             return _with_omitted(response, kept, rows_left, passages_left, chars_left)
