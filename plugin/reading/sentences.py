@@ -105,7 +105,12 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
             continue
         item = _ITEM.match(line)
         kind = ITEM if item else SENTENCE
-        for s, e in split_sentences(text, start + (len(line) - len(line.lstrip())), end, max_chars):
+        while i + 1 < len(lines) and _wraps(line, text[lines[i + 1][0]:lines[i + 1][1]], markdown):
+            i += 1  # a sentence wrapped onto the next line (PDF text, a <br> inside a sentence)
+            end = lines[i][1]
+            line = text[lines[i][0]:end]
+        for s, e in split_sentences(text, start + (len(text[start:end]) - len(text[start:end].lstrip())), end,
+                                    max_chars):
             units.append(Unit(s, e, kind, section))
             kind = SENTENCE  # the item's marker belongs to its first sentence
         i += 1
@@ -119,6 +124,19 @@ def _lines(text: str) -> list[tuple[int, int]]:
         spans.append((position, position + len(line)))
         position += len(line) + 1
     return spans
+
+
+_LINE_END = re.compile(r"[.!?…:;。！？．｡।؟\"'”’»)\]]\s*$")
+
+
+def _wraps(line: str, following: str, markdown: bool) -> bool:
+    """`following` goes on the sentence `line` ends with: the line ends without a stop and the next one
+    starts in lower case as running text (not a list item, table row, heading or fence)."""
+    rest = following.lstrip()
+    if not rest or not rest[0].islower() or _LINE_END.search(line) or _ITEM.match(following):
+        return False
+    return not (markdown and (_FENCE.match(following) or _HEADING.match(following))) and not _is_table_row(
+        following, markdown)
 
 
 def _rstrip(text: str, start: int, end: int) -> int:
