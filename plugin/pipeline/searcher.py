@@ -194,9 +194,10 @@ class Searcher:
             return 0, None
         from plugin.reading.evidence import check_focus
 
-        focus = check_focus(None, None if passages in (None, 0, False) else passages, max_tokens, self.settings)
-        per_row = 0 if passages in (None, 0, False) or focus is None else focus.count
-        return per_row, focus.max_tokens if focus is not None else None
+        wanted = None if passages in (None, 0, False) else passages
+        # A query stands in for the search's own (checked by the search): check_focus then counts passages.
+        focus = check_focus("query", wanted, max_tokens, self.settings)
+        return (0 if wanted is None else focus.count), focus.max_tokens
 
     async def _search(self, query: object, now: datetime | None, cache: bool, ignore_cooldowns: bool,
                       options: dict[str, object], problems: list[str]) -> SearchResponse:

@@ -28,10 +28,12 @@ from plugin.settings import Settings
 # Tokens of the fixed parts of a rendered page (notice, frame tags, the closing lines) beyond its title
 # and address, and of a rendered search beyond its rows (notice, frame, the engines line): measured on
 # the renderings with estimate_tokens and rounded up (tests/test_passages_surfaces.py holds them to it).
-PAGE_FRAME_TOKENS = 90
-SEARCH_FRAME_TOKENS = 70
+PAGE_FRAME_TOKENS = 130
+SEARCH_FRAME_TOKENS = 100
 ROW_FRAME_TOKENS = 12
-MIN_MAX_TOKENS = 1
+# A budget must hold the frame around the text (title, address, notice): below this it cannot be met.
+MIN_MAX_TOKENS = 300
+OMITTED_RESERVE = 60  # the search's line saying what max_tokens left out
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,23 @@ def passages_of(content: str, query: str, count: int, settings: Settings, *, mar
                     heading_path=list(w.section)) for w in windows]
 
 
-def page_frame_tokens(response: FetchResponse) -> int:
-    return PAGE_FRAME_TOKENS + estimate_tokens(response.title or "") + estimate_tokens(response.final_url)
+def page_frame_tokens(response: FetchResponse, query: str | None = None) -> int:
+    """Tokens of everything a rendered page shows besides its text or passages."""
+    return (PAGE_FRAME_TOKENS + estimate_tokens(response.title or "") + estimate_tokens(response.final_url)
+            + estimate_tokens(query or "") + sum(estimate_tokens(w[:300]) + 3 for w in response.warnings))
+
+
+def _omitted_passages(left_out: list[Passage], budgeted: bool) -> Omitted:
+    return Omitted(passages=len(left_out), chars=sum(len(p.text) for p in left_out),
+                   next_offset=min(p.start for p in left_out), starts=[p.start for p in left_out],
+                   how=("fetch(url, offset=start, max_chars=end-start) reads one; starts "
+                        + ", ".join(str(p.start) for p in left_out[:5]) + (" …" if len(left_out) > 5 else "")
+                        + ("; or raise max_tokens" if budgeted else "; or raise max_chars")))
+
+
+def omitted_tokens(omitted: Omitted) -> int:
+    """Tokens of the line saying what was left out (render's `_omitted_line`)."""
+    return estimate_tokens(omitted.how) + 25
 
 
 def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: Settings, *, markdown: bool,
@@ -104,29 +121,33 @@ def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: S
     if focus.query is None:
         return _cut_slice(response, content, focus.max_tokens or 0)
     candidates = passages_of(content, focus.query, focus.count, settings, markdown=markdown, offset=response.offset)
-    budget = None if focus.max_tokens is None else focus.max_tokens - page_frame_tokens(response)
-    kept: list[Passage] = []
-    chars = tokens = 0
-    left_out: list[Passage] = []
-    for passage in candidates:
-        cost = passage_tokens(len(kept) + 1, passage)
-        if (max_chars is not None and chars + len(passage.text) > max_chars) or (
-                budget is not None and tokens + cost > budget):
-            left_out.append(passage)
-            continue
-        kept.append(passage)
-        chars += len(passage.text)
-        tokens += cost
-    omitted = None
-    if left_out:
-        omitted = Omitted(passages=len(left_out), chars=sum(len(p.text) for p in left_out),
-                          next_offset=min(p.start for p in left_out),
-                          how=("read a passage left out with fetch(url, offset=start, max_chars=end-start); "
-                               "their starts: " + ", ".join(str(p.start) for p in left_out[:10])
-                               + ("; or raise max_tokens" if focus.max_tokens is not None else "; or raise max_chars")),
-                          starts=[p.start for p in left_out])
+    frame = page_frame_tokens(response, focus.query)
+    budgeted = focus.max_tokens is not None
+
+    def pack(room: float) -> tuple[list[Passage], list[Passage], int]:
+        kept: list[Passage] = []
+        left_out: list[Passage] = []
+        chars = tokens = 0
+        for passage in candidates:
+            cost = passage_tokens(len(kept) + 1, passage)
+            if (max_chars is not None and chars + len(passage.text) > max_chars) or tokens + cost > room:
+                left_out.append(passage)
+                continue
+            kept.append(passage)
+            chars += len(passage.text)
+            tokens += cost
+        return kept, left_out, tokens
+
+    room = focus.max_tokens - frame if budgeted else float("inf")
+    kept, left_out, tokens = pack(room)
+    omitted = _omitted_passages(left_out, budgeted) if left_out else None
+    if omitted is not None and budgeted:  # the line saying what was left out must fit too
+        worst = _omitted_passages(candidates, budgeted)
+        kept, left_out, tokens = pack(room - omitted_tokens(worst))
+        omitted = _omitted_passages(left_out, budgeted) if left_out else None
+    spent = frame + tokens + (omitted_tokens(omitted) if omitted is not None else 0)
     update = {"query": focus.query, "passages": kept, "content": "", "next_offset": None, "truncated": False,
-              "omitted": omitted, "tokens": page_frame_tokens(response) + tokens}
+              "omitted": omitted, "tokens": spent}
     return response.model_copy(update=update)
 
 
@@ -134,11 +155,13 @@ def _cut_slice(response: FetchResponse, content: str, max_tokens: int) -> FetchR
     """The slice shortened to fit `max_tokens` with its frame, cut at a line or word like any slice."""
     from plugin.reading.reader import slice_text
 
-    room = max_tokens - page_frame_tokens(response)
+    omitted_line = 40  # "(left out by the budget: N characters; read on with offset=N, or raise max_tokens)"
+    room = max_tokens - page_frame_tokens(response) - omitted_line
     piece = response.content
     fitting = chars_within(piece, max(room, 0))
     if fitting >= len(piece):
-        return response.model_copy(update={"tokens": page_frame_tokens(response) + estimate_tokens(piece)})
+        return response.model_copy(update={"tokens": page_frame_tokens(response) + estimate_tokens(piece)
+                                           + (omitted_line if response.truncated else 0)})
     piece, next_offset = slice_text(content, response.offset, fitting) if fitting > 0 else ("", response.offset)
     if len(piece) > fitting:  # the slice ran to the end of the text but the budget did not
         piece, next_offset = piece[:fitting], response.offset + fitting
@@ -147,7 +170,8 @@ def _cut_slice(response: FetchResponse, content: str, max_tokens: int) -> FetchR
                       how=f"read on with offset={next_offset}, or raise max_tokens")
     return response.model_copy(update={"content": piece, "next_offset": next_offset, "truncated": True,
                                        "omitted": omitted,
-                                       "tokens": page_frame_tokens(response) + estimate_tokens(piece)})
+                                       "tokens": page_frame_tokens(response) + estimate_tokens(piece)
+                                       + omitted_line})
 
 
 # ----- search -----
@@ -167,7 +191,8 @@ def row_tokens(row: ResultRow, number: int = 1, snippet_chars: int = 300) -> int
 def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
     """The rows that fit `max_tokens`, in rank order; a row's passages (the last first) or page text go
     before the row does; the first row that does not fit even bare ends the list."""
-    room = max_tokens - SEARCH_FRAME_TOKENS - estimate_tokens(response.query) - 3 * len(response.engines)
+    room = (max_tokens - SEARCH_FRAME_TOKENS - estimate_tokens(response.query) - 4 * len(response.engines)
+            - OMITTED_RESERVE)
     kept: list[ResultRow] = []
     passages_left = chars_left = 0
     for index, row in enumerate(response.results):
@@ -197,8 +222,8 @@ def _with_omitted(response: SearchResponse, kept: list[ResultRow], rows: int, pa
         return response
     how = []
     if rows:
-        how.append(f"{rows} lower-ranked row(s) left out: raise max_tokens or lower limit")
+        how.append("raise max_tokens for more rows")
     if passages or chars:
-        how.append("page text left out of kept rows: read it with web_fetch(url, query=…) or fetch(url, offset=…)")
+        how.append("web_fetch(url, query=…) reads a row's page")
     omitted = Omitted(rows=rows, passages=passages, chars=chars, how="; ".join(how))
     return response.model_copy(update={"results": kept, "omitted": omitted})
