@@ -178,8 +178,8 @@ def summarise(scores: dict[str, list[float]]) -> dict:
     return out
 
 
-GRID = {"window_chars": (300, 400, 500), "proximity": (0.0, 0.5, 1.0), "lead": (0.0, 0.3, 0.6),
-        "prefix": (0, 5, 6)}
+GRID = {"window_chars": (150, 200, 300, 400), "context": (0.0, 0.3, 0.6, 1.0), "answer_type": (0.0, 1.0),
+        "prefix": (0, 4, 5)}
 
 
 def cross_validate(texts: dict[str, str], questions: list[dict], markdown: bool, folds: int, seed: int = 13) -> dict:

@@ -217,3 +217,10 @@ def test_passages_meet_their_floors_on_the_dev_questions():
     for key, floor in floors["markdown"].items():
         assert ours[key] >= floor, f"{key} {ours[key]} fell below its floor {floor}"
     assert ours["r@1200"] > report["systems"]["bm25"]["r@1200"] > report["systems"]["lead"]["r@1200"]
+
+
+def test_the_settings_ship_the_ranker_s_defaults():
+    from plugin.reading.evidence import rank_options
+    from plugin.settings import Settings
+
+    assert rank_options(Settings()) == RankOptions()

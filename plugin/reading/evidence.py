@@ -47,6 +47,7 @@ def rank_options(settings: Settings) -> RankOptions:
     return RankOptions(window_chars=settings.passage_window_chars, prefix=settings.passage_prefix,
                        k1=settings.passage_bm25_k1, b=settings.passage_bm25_b, proximity=settings.passage_proximity,
                        heading_weight=settings.passage_heading_weight, lead=settings.passage_lead,
+                       context=settings.passage_context,
                        answer_type=settings.passage_answer_type)
 
 

@@ -11,6 +11,10 @@ corpus by cross-validation, `scripts/passage_bench.py`):
   sentences (a term in every sentence says nothing about where the answer is);
 - proximity: the best single sentence's share of the question (the idf of the distinct question terms
   it holds), so terms together in one sentence beat the same terms scattered;
+- context: the share of the sentence just before or just after the window: the answer often follows
+  (or precedes) the sentence that restates the question's subject, in words the question does not use;
+- answer type: a question asking how many, when, who, which or where gains when the window holds a
+  number, a date or a name that the question itself does not hold;
 - the heading path: question terms in the headings the window sits under count at `heading_weight`;
 - a small lead prior (earlier is slightly likelier, as on news pages).
 
@@ -34,7 +38,7 @@ _WORDISH = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class RankOptions:
-    window_chars: int = 400   # a window grows while its span stays within this (one unit always fits)
+    window_chars: int = 200   # a window grows while its span stays within this (one unit always fits)
     prefix: int = 4           # terms longer than this are compared by their first `prefix` characters
     k1: float = 1.2
     b: float = 0.75
@@ -42,6 +46,7 @@ class RankOptions:
     heading_weight: float = 1.0
     lead: float = 0.3         # bonus for the first window, falling linearly to 0 at the end of the page
     max_sentence_chars: int = 600
+    context: float = 0.6      # weight of the neighbouring sentences' share of the question (just before or after)
     answer_type: float = 1.0  # a window holding what the question asks for (a number, a date, a name) gains this share
 
 
@@ -87,6 +92,10 @@ def rank_windows(text: str, query: str, *, markdown: bool = True, options: RankO
                 tf.update(bags[k])
             score = _bm25(tf, question, idf, length / average, options)
             score += options.proximity * total_idf * max(sentence_share[i:j + 1])
+            if options.context:
+                before = sentence_share[i - 1] if i > 0 and units[i - 1].section == units[i].section else 0.0
+                after = sentence_share[j + 1] if j + 1 < n and units[j + 1].section == units[j].section else 0.0
+                score += options.context * total_idf * max(before, after)
             heads = heading_terms[units[i].section]
             if heads:
                 score += options.heading_weight * sum(idf[t] for t in question if t in heads)
@@ -108,6 +117,7 @@ _ASKS_NUMBER = re.compile(
 _ASKS_DATE = re.compile(r"\b(when|what (year|date|day|month|time)|which (year|date|day|month)|since when|kapan|"
                         r"когда|quando|cu[aá]ndo|wann|quand)\b|いつ|언제", re.I)
 _ASKS_NAME = re.compile(r"\b(who|whom|whose|siapa|кто|quem|qui[eé]n|wer|qui)\b|誰|누구", re.I)
+_ASKS_ENTITY = re.compile(r"^(\w+ )?(which|what (is|was|are|were) the name|where)\b|\b(in|at|on|from|by) which\b", re.I)
 _MONTHS = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b|\b(1[5-9]|20)\d\d\b|"
                      r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|yesterday|today|\d", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)+")
@@ -120,6 +130,8 @@ def answer_kind(question: str) -> str | None:
     if _ASKS_DATE.search(question):
         return "date"
     if _ASKS_NAME.search(question):
+        return "name"
+    if _ASKS_ENTITY.search(question):  # which X, where: usually a name or a place
         return "name"
     return None
 
