@@ -88,7 +88,8 @@ async def test_bad_passage_arguments_are_invalid_parameter(standins):
     site = await site_with_article(standins)
     async with Reader(settings()) as reader:
         for arguments, parameter in (({"query": "  "}, "query"), ({"query": "x", "passages": 0}, "passages"),
-                                     ({"query": "x", "passages": "many"}, "passages"), ({"max_tokens": -1}, "max_tokens"),
+                                     ({"query": "x", "passages": "many"}, "passages"),
+                                     ({"max_tokens": -1}, "max_tokens"),
                                      ({"query": 3}, "query"), ({"max_tokens": 299}, "max_tokens")):
             with pytest.raises(FetchError) as caught:
                 await reader.fetch(site.url + "/post", **arguments)

@@ -160,7 +160,8 @@ def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> li
         rest = piece[after:].lstrip()
         if not rest or not _starts_sentence(rest):
             continue
-        if found.group(0)[0] == "." and len(found.group(0).rstrip("\"'”’»)]")) == 1 and _abbreviation(piece[:found.start()]):
+        single_stop = found.group(0).rstrip("\"'”’»)]") == "."
+        if single_stop and _abbreviation(piece[:found.start()]):
             continue
         cuts.add(after)
     for found in _OWN_END.finditer(piece):
