@@ -461,8 +461,9 @@ class Settings(BaseSettings):
                                          "a search that left less than this gets this long for its reads")
 
     # --- passages (fetch with query, search read=N with passages; plugin.reading.passages) ---
-    fetch_passages: int = Field(6, ge=1, le=50, description="Passages a fetch with a query returns unless passages= "
-                                                            "says (search's passages= has no default: 0 attaches text)")
+    fetch_passage_chars: int = Field(1200, ge=50, le=1_000_000,
+                                     description="A fetch with a query and neither passages= nor max_chars returns "
+                                                 "the best passages that fit in this many characters")
     passages_max: int = Field(50, ge=1, le=200, description="Most passages one fetch or one read row returns")
     passage_window_chars: int = Field(200, ge=50, le=5000, description="A passage grows by whole sentences while it "
                                                                         "stays within this many characters")

@@ -39,7 +39,7 @@ OMITTED_RESERVE = 60  # the search's line saying what max_tokens left out
 @dataclass(frozen=True)
 class Focus:
     query: str | None
-    count: int
+    count: int | None  # None: as many as fit in fetch_passage_chars characters (or max_chars)
     max_tokens: int | None
 
 
@@ -62,7 +62,7 @@ def check_focus(query: object, passages: object, max_tokens: object, settings: S
         raise error(INVALID_PARAMETER, "query must not be empty", parameter="query")
     if text is not None and len(text) > 1000:
         raise error(INVALID_PARAMETER, f"query must be at most 1000 characters, got {len(text)}", parameter="query")
-    count = settings.fetch_passages
+    count = None
     if passages is not None:
         number = whole_number(passages)
         if number is None or number < 1:
@@ -121,7 +121,10 @@ def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: S
     """`response` (one slice of `content`) made into passages for `focus.query`, or cut to the budget."""
     if focus.query is None:
         return _cut_slice(response, content, focus.max_tokens or 0)
-    candidates = passages_of(content, focus.query, focus.count, settings, markdown=markdown, offset=response.offset)
+    candidates = passages_of(content, focus.query, focus.count or settings.passages_max, settings, markdown=markdown,
+                             offset=response.offset)
+    if max_chars is None and focus.count is None:
+        max_chars = settings.fetch_passage_chars
     frame = page_frame_tokens(response, focus.query)
     budgeted = focus.max_tokens is not None
 

@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the web_search tool schema")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai")
-    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search")
+    schema.add_argument("--tool", choices=("web_search", "web_fetch", "web_verify"), default="web_search")
 
     fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
     fetch.add_argument("url", help="the http:// or https:// address to read")
