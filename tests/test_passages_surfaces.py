@@ -113,6 +113,17 @@ async def test_verify_through_python_from_the_page_cache(standins):
     assert paths(site) == ["/robots.txt", "/post"]
 
 
+async def test_the_public_verify_reads_through_the_shared_reader(standins):
+    import plugin
+
+    site = await site_with_article(standins)
+    own = settings()
+    page_first = await plugin.fetch(site.url + "/post", settings=own, query="cancellation")
+    assert page_first.passages and "Cancellation is cooperative" in page_first.passages[0].text
+    checked = await plugin.verify(site.url + "/post", "Cancellation is cooperative", settings=own)
+    assert isinstance(checked, plugin.VerifyResponse) and checked.found and checked.cached
+
+
 async def test_cli_fetch_query_and_verify(standins):
     site = await site_with_article(standins)
     code, out, _ = await run_cli("fetch", site.url + "/post", "--query", QUESTION, "--passages", "2", "--json")
@@ -200,6 +211,9 @@ async def test_search_reads_passages_and_fits_max_tokens(standins):
         page_text = (await searcher.page_reader().fetch(row.url, max_chars=100000)).content
         assert all(page_text[p.start:p.end] == p.text for p in row.passages)
         assert "[1.1] characters" in render_for_model(full)
+        from plugin.surfaces.render import render_table
+
+        assert f"[{row.passages[0].start}-{row.passages[0].end}]" in render_table(full)
         for budget in (300, 360, 500):
             packed = await searcher.search("rust work-stealing scheduler", read=1, passages=2, max_tokens=budget)
             assert estimate_tokens(render_for_model(packed)) <= budget, budget

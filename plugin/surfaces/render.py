@@ -31,6 +31,12 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         lines.append(f"    via {', '.join(row.engines)}  score {row.score:.4f}")
         if row.read_error is not None:
             lines.append(f"    page not read: {row.read_error.code}: {row.read_error.message[:100]}")
+        elif row.passages is not None:
+            lines.append(f"    {len(row.passages)} passages of the page:")
+            for passage in row.passages[:3]:
+                lines.extend(textwrap.wrap(f"[{passage.start}-{passage.end}] " + " ".join(passage.text.split()),
+                                           width=width - 6, initial_indent="      ", subsequent_indent="      ",
+                                           max_lines=2, placeholder=" …"))
         elif row.content is not None:
             lines.append(f"    page text ({len(row.content)} characters"
                          + (", cut" if row.content_truncated else "") + "):")
