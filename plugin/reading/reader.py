@@ -195,8 +195,9 @@ async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, form
     offset to read on from. Raises `FetchError` (a `SearchError`, with `.code`) when the page cannot be
     had or the arguments are wrong. `ignore_robots` is for reads a person asked for. `query`: instead of
     the slice, the `passages` passages that best answer it (by default as many as fit in the setting
-    fetch_passage_chars, 1,200 characters), each with its offsets into the text (from `offset` on, within `max_chars` characters when given). `max_tokens`:
-    the answer a model reads stays within this many (estimated) tokens; `omitted` says what was left out."""
+    fetch_passage_chars, 1,200 characters), each with its offsets into the text (from `offset` on,
+    within `max_chars` characters when given). `max_tokens`: the answer a model reads stays within this
+    many (estimated) tokens; `omitted` says what was left out."""
     return await reader_for(settings).fetch(url, max_chars=max_chars, offset=offset, format=format,
                                             ignore_robots=ignore_robots, query=query, passages=passages,
                                             max_tokens=max_tokens)
