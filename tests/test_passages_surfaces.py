@@ -218,6 +218,8 @@ async def test_search_reads_passages_and_fits_max_tokens(standins):
             packed = await searcher.search("rust work-stealing scheduler", read=1, passages=2, max_tokens=budget)
             assert estimate_tokens(render_for_model(packed)) <= budget, budget
             assert packed.omitted is not None and packed.omitted.rows + packed.omitted.passages > 0
+        unread = await searcher.search("rust work-stealing scheduler", passages=2)
+        assert any("passages has no effect without read" in w for w in unread.warnings)
         roomy = await searcher.search("rust work-stealing scheduler", read=1, passages=2, max_tokens=100000)
         assert roomy.omitted is None and len(roomy.results) == len(full.results)
     assert SEARCH_FRAME_TOKENS > 0

@@ -182,6 +182,9 @@ class Searcher:
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
             response = await self._search(query, now, cache, ignore_cooldowns, options, problems)
             response = await self._read_pages(response, count, started, passages=per_row)
+            if per_row and not count:
+                response = response.model_copy(update={"warnings": [
+                    *response.warnings, "passages has no effect without read (the pages to take passages from)"]})
             if budget is not None:
                 from plugin.reading.evidence import pack_search
 
