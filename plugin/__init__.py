@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["search", "search_sync", "Searcher", "Settings", "SearchResponse", "SearchError",
-           "render_for_model", "fetch", "fetch_sync", "FetchResponse", "FetchError", "__version__"]
+           "render_for_model", "fetch", "fetch_sync", "FetchResponse", "FetchError", "verify", "verify_sync",
+           "VerifyResponse", "__version__"]
 
 _LAZY = {
     "search": ("plugin.pipeline.searcher", "search"),
@@ -35,6 +36,10 @@ _LAZY = {
     "fetch_sync": ("plugin.reading.reader", "fetch_sync"),
     "FetchResponse": ("plugin.models", "FetchResponse"),
     "FetchError": ("plugin.errors", "FetchError"),
+    # Checking a quote against a page (plugin/reading/verify.py).
+    "verify": ("plugin.reading.verify", "verify"),
+    "verify_sync": ("plugin.reading.verify", "verify_sync"),
+    "VerifyResponse": ("plugin.models", "VerifyResponse"),
 }
 
 # Page reads whose calls are checked against a signature (the one named: fetch_sync takes **kwargs and

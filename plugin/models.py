@@ -36,6 +36,28 @@ class RowExplanation(BaseModel):
     freshness: float = Field(description="Added for a recent date on a timely query")
 
 
+class Passage(BaseModel):
+    """A stretch of a page's text that answers the query: whole sentences (a code block or table whole)."""
+
+    text: str = Field(description="Exactly the page's text between start and end (fetch(url, offset=start, "
+                                  "max_chars=end-start) returns it)")
+    start: int = Field(description="Offset of the first character in the page's full text (the format asked)")
+    end: int = Field(description="Offset just past the last character")
+    score: float = Field(description="How well it matches the query (higher is better; comparable within one page)")
+    heading_path: list[str] = Field(default_factory=list, description="The headings it sits under, outermost first")
+
+
+class Omitted(BaseModel):
+    """What a budget (max_tokens, max_chars, passages) left out, and how to get it."""
+
+    rows: int = Field(0, description="Result rows left out")
+    passages: int = Field(0, description="Passages left out")
+    chars: int = Field(0, description="Characters of page text left out")
+    next_offset: int | None = Field(None, description="Offset to read on from (fetch(url, offset=...))")
+    starts: list[int] = Field(default_factory=list, description="Start offsets of the passages left out")
+    how: str = Field("", description="How to get what was left out")
+
+
 class ResultRow(BaseModel):
     title: str
     url: str
@@ -55,6 +77,9 @@ class ResultRow(BaseModel):
                                                              "snippet stands")
     explain: RowExplanation | None = Field(None, description="The votes and boosts behind `score` (search with "
                                                              "explain=True)")
+    passages: list[Passage] | None = Field(None, description="The read page's passages that best answer the query "
+                                                             "(search with read=N, passages=K), best first; offsets "
+                                                             "into the page's Markdown text, as web_fetch reads it")
     # Page text the engine that found the row sent with it (Exa, Firecrawl): read=N uses it instead of reading
     # the page. Not a field: never serialised or shown unless read=N attaches it as `content`.
     _engine_text: str | None = PrivateAttr(None)
@@ -93,6 +118,7 @@ class SearchResponse(BaseModel):
                                             "(each engine report says so per engine)")
     category: Category = Field("web", description="web, or news (engines' news verticals)")
     page: int = Field(1, description="1-based page; page n never repeats a URL of pages 1..n-1 of the same query")
+    omitted: Omitted | None = Field(None, description="What max_tokens left out (rows, passages, characters)")
 
 
 class FetchResponse(BaseModel):
@@ -111,4 +137,31 @@ class FetchResponse(BaseModel):
     truncated: bool = Field(description="True when the text goes on after this slice")
     cached: bool = Field(False, description="True when the page came from the page cache (no request made)")
     elapsed_ms: int
+    warnings: list[str] = Field(default_factory=list)
+    query: str | None = Field(None, description="The query the passages answer (fetch with query)")
+    passages: list[Passage] | None = Field(None, description="With a query: the passages that best answer it, "
+                                                             "best first (content is then empty)")
+    omitted: Omitted | None = Field(None, description="What max_tokens, max_chars or passages left out")
+    tokens: int | None = Field(None, description="Estimated tokens of the text a model reads of this answer "
+                                                 "(given with max_tokens or query)")
+
+
+class VerifyResponse(BaseModel):
+    """Whether a quote occurs in a page's text, and where."""
+
+    url: str
+    final_url: str
+    quote: str
+    found: bool = Field(description="True when the quote occurs in the page's text (whitespace, case, quote marks, "
+                                    "hyphenation and Markdown emphasis aside)")
+    start: int | None = Field(None, description="Offset of the match in the page's full text (the format asked)")
+    end: int | None = None
+    text: str | None = Field(None, description="The page's text of the match, as written there")
+    sentence: str | None = Field(None, description="The sentence (or sentences) around the match")
+    sentence_start: int | None = None
+    sentence_end: int | None = None
+    occurrences: int = Field(0, description="How many times the quote occurs")
+    format: str = Field("markdown", description="The text the offsets refer to: markdown or text")
+    cached: bool = Field(False, description="True when the page came from the page cache (no request made)")
+    elapsed_ms: int = 0
     warnings: list[str] = Field(default_factory=list)

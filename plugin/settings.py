@@ -474,6 +474,26 @@ class Settings(BaseSettings):
                              description="Reading a search's top pages (read=N) shares the search's deadline_ms; "
                                          "a search that left less than this gets this long for its reads")
 
+    # --- passages (fetch with query, search read=N with passages; plugin.reading.passages) ---
+    fetch_passage_chars: int = Field(1200, ge=50, le=1_000_000,
+                                     description="A fetch with a query and neither passages= nor max_chars returns "
+                                                 "the best passages that fit in this many characters")
+    passages_max: int = Field(50, ge=1, le=200, description="Most passages one fetch or one read row returns")
+    passage_window_chars: int = Field(200, ge=50, le=5000, description="A passage grows by whole sentences while it "
+                                                                        "stays within this many characters")
+    passage_prefix: int = Field(4, ge=0, le=20, description="Words longer than this are matched by their first so "
+                                                            "many characters (0: whole words)")
+    passage_bm25_k1: float = Field(1.2, ge=0, description="BM25 term-frequency saturation")
+    passage_bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation")
+    passage_proximity: float = Field(0.5, ge=0, description="Weight of the best single sentence's share of the "
+                                                            "question's terms")
+    passage_context: float = Field(0.6, ge=0, description="Weight of the sentence just before or after a passage's "
+                                                          "share of the question's terms")
+    passage_heading_weight: float = Field(1.0, ge=0, description="Weight of question terms in a passage's headings")
+    passage_answer_type: float = Field(1.0, ge=0, description="Share a passage gains when it holds what the question "
+                                                              "asks for (a number, a date, a name)")
+    passage_lead: float = Field(0.3, ge=0, description="Bonus of the page's first passage, falling to 0 at its end")
+
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 
     def __init__(self, **values: Any):

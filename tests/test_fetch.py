@@ -620,7 +620,7 @@ def test_public_names_and_response_fields():
     assert plugin.fetch.__module__ == "plugin.reading.reader" and callable(plugin.fetch_sync)
     assert list(plugin.FetchResponse.model_fields) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "warnings"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "warnings", "query", "passages", "omitted", "tokens"]
     assert issubclass(plugin.FetchError, plugin.SearchError)
 
 

@@ -41,7 +41,8 @@ async def test_web_fetch_over_mcp(standins):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         fetch = tools["web_fetch"]
         assert fetch.input_schema["required"] == ["url"]
-        assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format"}
+        assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format", "query", "passages",
+                                                         "max_tokens"}
         assert fetch.output_schema is not None
         assert set(fetch.output_schema["properties"]) >= {"content", "next_offset", "truncated", "total_chars"}
         assert "read" in tools["web_search"].input_schema["properties"]
@@ -141,7 +142,7 @@ def test_schema_exports_web_fetch():
     assert mcp["inputSchema"]["properties"]["format"]["enum"] == ["markdown", "text"]
     assert list(mcp["outputSchema"]["properties"]) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "warnings"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "warnings", "query", "passages", "omitted", "tokens"]
     assert tool_schema("openai", "web_fetch")["function"]["name"] == "web_fetch"
     assert tool_schema("anthropic", "web_fetch")["input_schema"]["properties"]["offset"]["minimum"] == 0
     assert tool_schema("openai")["function"]["name"] == "web_search"

@@ -401,7 +401,7 @@ def test_mcp_lists_its_tools_without_building_the_search_pipeline():
             "print(sorted(t.name for t in tools), [m for m in ('aiohttp', 'plugin.pipeline.searcher', "
             "'plugin.infra.state') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['search_engines', 'web_fetch', 'web_search'] []"
+    assert out.strip() == "['search_engines', 'web_fetch', 'web_search', 'web_verify'] []"
 
 
 def test_version_comes_from_the_installed_metadata_without_importlib_metadata():

@@ -192,8 +192,8 @@ async def test_one_event_loop_per_tool_call_leaks_nothing(loopback_engines):
                          ids=lambda b: "openai" if "openai" in b else "anthropic")
 def test_readme_model_sdk_loops_use_the_tool_loop_pattern(block):
     """The SDK loops are not run here (no model SDK or network in tests); they must use the pattern
-    TOOL_LOOP runs leak-free above."""
-    assert "asyncio.run(search(" in block or "search_sync(" in block
+    TOOL_LOOP runs leak-free above (fetch_sync, like search_sync, makes and closes its own reader per call)."""
+    assert "asyncio.run(search(" in block or "search_sync(" in block or "fetch_sync(" in block
 
 
 async def test_redis_clients_close_with_their_loops(loopback_engines, redis_url):

@@ -34,7 +34,7 @@ def server_env(endpoints: dict[str, str], **extra: str) -> dict[str, str]:
 
 async def exercise(client: Client, hung_engine: str) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"web_search", "web_fetch", "search_engines"}
+    assert set(tools) == {"web_search", "web_fetch", "web_verify", "search_engines"}
     search = tools["web_search"]
     assert search.input_schema["required"] == ["query"]
     assert search.output_schema is not None and "results" in search.output_schema["properties"]

@@ -178,25 +178,48 @@ class Searcher:
 
     @checked_arguments
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
-                     ignore_cooldowns: bool = False, read: object = 0, explain: bool = False,
-                     **options: object) -> SearchResponse:
+                     ignore_cooldowns: bool = False, read: object = 0, passages: object = None,
+                     max_tokens: object = None, explain: bool = False, **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
         safesearch, allowed_domains, blocked_domains, category, page, user_location), checked in one place (`plugin.pipeline.query.check_request`).
         `ignore_cooldowns` tries benched engines anyway. `read=N` attaches the main text of the top N
-        pages (plugin.reading.attach). `explain` keeps each row's votes and boosts (`explain`)."""
+        pages (plugin.reading.attach); with `passages=K`, each read row's K passages that best answer the
+        query instead of its text. `max_tokens`: the rows a model reads fit this many (estimated) tokens
+        (plugin.reading.evidence.pack_search); `omitted` says what was left out. `explain` keeps each
+        row's votes and boosts (`explain`)."""
         started = time.perf_counter()
-        problem = unknown_arguments("search()", options, (*REQUEST_OPTIONS, "now", "cache", "ignore_cooldowns", "read"))
+        problem = unknown_arguments("search()", options, (*REQUEST_OPTIONS, "now", "cache", "ignore_cooldowns", "read",
+                                                               "passages", "max_tokens", "explain"))
         if problem is not None:
             raise problem
         count = self._pages_to_read(read)  # a bad read= is refused before any work
+        per_row, budget = self._focus(passages, max_tokens)
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
             response = await self._search(query, now, cache, ignore_cooldowns, options, problems)
-            response = await self._read_pages(response, count, started)
-        if explain:
+            response = await self._read_pages(response, count, started, passages=per_row)
+            if per_row and not count:
+                response = response.model_copy(update={"warnings": [
+                    *response.warnings, "passages has no effect without read (the pages to take passages from)"]})
+            if not explain:
+                # Every ranking is explained (identical searches share one); a caller who did not ask gets none.
+                response = response.model_copy(update={"results": [row.model_copy(update={"explain": None})
+                                                                   for row in response.results]})
+            if budget is not None:
+                from plugin.reading.evidence import pack_search
+
+                response = pack_search(response, budget)
             return response
-        # Every ranking is explained (identical searches share one); a caller who did not ask gets none.
-        return response.model_copy(update={"results": [row.model_copy(update={"explain": None})
-                                                       for row in response.results]})
+
+    def _focus(self, passages: object, max_tokens: object) -> tuple[int, int | None]:
+        """(passages per read row, 0 for the page text; the token budget or None), checked."""
+        if passages in (None, 0, False) and max_tokens is None:
+            return 0, None
+        from plugin.reading.evidence import check_focus
+
+        wanted = None if passages in (None, 0, False) else passages
+        # A query stands in for the search's own (checked by the search): check_focus then counts passages.
+        focus = check_focus("query", wanted, max_tokens, self.settings)
+        return (0 if wanted is None else focus.count), focus.max_tokens
 
     async def _search(self, query: object, now: datetime | None, cache: bool, ignore_cooldowns: bool,
                       options: dict[str, object], problems: list[str]) -> SearchResponse:
@@ -263,7 +286,8 @@ class Searcher:
 
         return check_read(read, self.settings)
 
-    async def _read_pages(self, response: SearchResponse, count: int, started: float) -> SearchResponse:
+    async def _read_pages(self, response: SearchResponse, count: int, started: float,
+                          passages: int = 0) -> SearchResponse:
         """The response with its top `count` rows' text attached, within what is left of the search's
         deadline (plugin.reading.attach.read_window)."""
         if not count or not response.results:
@@ -272,7 +296,7 @@ class Searcher:
 
         window = read_window(self.settings, time.perf_counter() - started)
         response = await attach_pages(response, count, reader=self.page_reader(), settings=self.settings,
-                                      window_s=window)
+                                      window_s=window, passages=passages)
         response = response.model_copy(update={"elapsed_ms": int((time.perf_counter() - started) * 1000)})
         return self._without_secrets(response)
 
@@ -312,7 +336,8 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  allowed_domains: Sequence[str] | str | None = None,
                  blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
                  page: int | None = None, user_location: str | dict | None = None, read: int = 0,
-                 ignore_cooldowns: bool = False, explain: bool = False) -> SearchResponse:
+                 ignore_cooldowns: bool = False, passages: int | None = None,
+                 max_tokens: int | None = None, explain: bool = False) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
@@ -320,14 +345,17 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
     results, never repeating a URL an earlier page of the same query showed. `user_location="DE"` (or
     `{"country": "DE"}`): the region for that country, unless `region` is given. `read=N` attaches
     the main text of the top N results (`content`, or `read_error` saying why not). `ignore_cooldowns`:
-    try engines that are cooling down anyway. `explain=True`: each row carries the votes and boosts behind
-    its score (`explain`)."""
+    try engines that are cooling down anyway. `passages=K` (with read=N): each read row's K passages that
+    best answer the query, with their offsets, instead of its text. `max_tokens`: the answer a model
+    reads fits this many estimated tokens (rows in rank order; `omitted` says what was left out).
+    `explain=True`: each row carries the votes and boosts behind its score (`explain`)."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
                                                blocked_domains=blocked_domains, category=category, page=page,
                                                user_location=user_location, read=read,
-                                               ignore_cooldowns=ignore_cooldowns, explain=explain)
+                                               ignore_cooldowns=ignore_cooldowns, passages=passages,
+                                               max_tokens=max_tokens, explain=explain)
 
 
 @checked_arguments
@@ -337,7 +365,8 @@ def search_sync(query: str, *, limit: int | None = None, engines: Sequence[str] 
                 allowed_domains: Sequence[str] | str | None = None,
                 blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
                 page: int | None = None, user_location: str | dict | None = None, read: int = 0,
-                ignore_cooldowns: bool = False) -> SearchResponse:
+                ignore_cooldowns: bool = False, passages: int | None = None, max_tokens: int | None = None,
+                explain: bool = False) -> SearchResponse:
     """`search` for callers that do not await: plain scripts, and code already inside a running event loop
     (Jupyter, an async agent framework), where the search runs on a worker thread with a loop of its own
     while the caller waits. Cooldowns, cached answers and budgets persist between calls through the state
@@ -346,7 +375,8 @@ def search_sync(query: str, *, limit: int | None = None, engines: Sequence[str] 
     arguments = dict(limit=limit, engines=engines, region=region, time_range=time_range, site=site,
                      safesearch=safesearch, cache=cache, allowed_domains=allowed_domains,
                      blocked_domains=blocked_domains, category=category, page=page, user_location=user_location,
-                     read=read, ignore_cooldowns=ignore_cooldowns)
+                     read=read, ignore_cooldowns=ignore_cooldowns, passages=passages, max_tokens=max_tokens,
+                     explain=explain)
 
     async def run() -> SearchResponse:
         # A fresh searcher per call: its HTTP session belongs to this call's event loop.

@@ -45,9 +45,10 @@ def read_window(settings: Settings, elapsed_s: float) -> float:
 
 
 async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, settings: Settings,
-                       window_s: float | None = None) -> SearchResponse:
+                       window_s: float | None = None, passages: int = 0) -> SearchResponse:
     """`response` with the main text of its first `count` rows attached, read within `window_s` seconds
-    (`read_window(settings, 0)` when not given)."""
+    (`read_window(settings, 0)` when not given); with `passages`, each row's `passages` best passages for
+    the response's query instead of its text (plugin.reading.evidence)."""
     rows = response.results[:count]
     if not rows:
         return response
@@ -86,6 +87,12 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
         outcome = outcomes[i]
         if isinstance(outcome, ReadFailure):
             updated.append(row.model_copy(update={"read_error": outcome}))
+            continue
+        if passages:
+            from plugin.reading.evidence import passages_of
+
+            found = passages_of(outcome, response.query, passages, settings)
+            updated.append(row.model_copy(update={"passages": found, "content_truncated": True}))
             continue
         piece, rest = slice_text(outcome, 0, max(shares[i], 1))
         updated.append(row.model_copy(update={"content": piece, "content_truncated": rest is not None}))

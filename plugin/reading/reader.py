@@ -65,6 +65,8 @@ def slice_text(text: str, offset: int, max_chars: int) -> tuple[str, int | None]
     end = offset + max_chars
     if end >= total:
         return text[offset:], None
+    if _ends_sentence(text, end):  # a passage's own end (fetch(offset=start, max_chars=end-start) gives it back)
+        return text[offset:end], end
     floor = offset + (max_chars * 4) // 5
     for separator in ("\n\n", "\n", " "):
         cut = text.rfind(separator, floor, end)
@@ -72,6 +74,18 @@ def slice_text(text: str, offset: int, max_chars: int) -> tuple[str, int | None]
             end = cut + len(separator)
             break
     return text[offset:end], end
+
+
+_SENTENCE_CLOSERS = frozenset(".!?…:;\"'”’»)]|`。！？．｡।॥؟۔։።។៕။」』）】〕》")
+_NO_SPACE_AFTER = frozenset("。！？．｡」』）】〕》")
+
+
+def _ends_sentence(text: str, end: int) -> bool:
+    """`end` falls where a line or a sentence ends (`text[end]` exists): cutting there splits no word."""
+    after, before = text[end], text[end - 1]
+    if after == "\n":
+        return True
+    return before in _SENTENCE_CLOSERS and (after.isspace() or before in _NO_SPACE_AFTER)
 
 
 class Reader:
@@ -101,10 +115,16 @@ class Reader:
         return asyncio.get_running_loop().time() + self.settings.fetch_timeout_ms / 1000
 
     async def fetch(self, url: object, *, max_chars: object = None, offset: object = 0, format: object = "markdown",
-                    ignore_robots: bool = False) -> FetchResponse:
-        """One slice of the page's text; FetchError (with `.code`) when the page cannot be had."""
+                    ignore_robots: bool = False, query: object = None, passages: object = None,
+                    max_tokens: object = None) -> FetchResponse:
+        """One slice of the page's text; FetchError (with `.code`) when the page cannot be had. With
+        `query`: the `passages` best passages instead (plugin.reading.evidence); `max_tokens` bounds
+        either."""
+        from plugin.reading.evidence import check_focus, focus_fetch
+
         started = time.perf_counter()
         chars, start, fmt = check_fetch_args(max_chars, offset, format, self.settings.fetch_max_chars)
+        focus = check_focus(query, passages, max_tokens, self.settings, error=FetchError)
         target = self.client.check(url)
         document, cached = await self.document(target.url, markdown=fmt == "markdown", ignore_robots=ignore_robots,
                                                deadline=self.deadline())
@@ -113,11 +133,16 @@ class Reader:
         if start and start >= len(document.content):
             warnings.append(f"offset {start} is past the end of the text ({len(document.content)} characters)")
         warnings.extend(w for w in self.state.warnings if w not in warnings)
-        return FetchResponse(
+        response = FetchResponse(
             url=target.url, final_url=document.final_url, status=document.status, content_type=document.content_type,
             title=document.title, published=document.published, content=piece, offset=start,
             next_offset=next_offset, total_chars=len(document.content), truncated=next_offset is not None,
             cached=cached, elapsed_ms=int((time.perf_counter() - started) * 1000), warnings=warnings)
+        if focus is None:
+            return response
+        response = focus_fetch(response, document.content, focus, self.settings, markdown=fmt == "markdown",
+                               max_chars=chars if max_chars is not None else None)
+        return response.model_copy(update={"elapsed_ms": int((time.perf_counter() - started) * 1000)})
 
     def cache_key(self, url: str, markdown: bool) -> str:
         return "page:" + hashlib.sha256(f"{'markdown' if markdown else 'text'}\n{url}".encode()).hexdigest()
@@ -164,12 +189,18 @@ def reader_for(settings: Settings | None = None) -> Reader:
 
 
 async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, format: str = "markdown",
-                settings: Settings | None = None, ignore_robots: bool = False) -> FetchResponse:
+                settings: Settings | None = None, ignore_robots: bool = False, query: str | None = None,
+                passages: int | None = None, max_tokens: int | None = None) -> FetchResponse:
     """Read a web page: one slice of its main text (Markdown by default) with its title, date and the
     offset to read on from. Raises `FetchError` (a `SearchError`, with `.code`) when the page cannot be
-    had or the arguments are wrong. `ignore_robots` is for reads a person asked for."""
+    had or the arguments are wrong. `ignore_robots` is for reads a person asked for. `query`: instead of
+    the slice, the `passages` passages that best answer it (by default as many as fit in the setting
+    fetch_passage_chars, 1,200 characters), each with its offsets into the text (from `offset` on,
+    within `max_chars` characters when given). `max_tokens`: the answer a model reads stays within this
+    many (estimated) tokens; `omitted` says what was left out."""
     return await reader_for(settings).fetch(url, max_chars=max_chars, offset=offset, format=format,
-                                            ignore_robots=ignore_robots)
+                                            ignore_robots=ignore_robots, query=query, passages=passages,
+                                            max_tokens=max_tokens)
 
 
 def fetch_sync(url: str, **kwargs) -> FetchResponse:

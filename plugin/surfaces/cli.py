@@ -112,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--ignore-cooldowns", dest="ignore_cooldowns", action="store_true",
                         help="try engines that are cooling down anyway")
     search.add_argument("--read", metavar="N", help="also read the top N result pages and attach their main text")
+    search.add_argument("--passages", metavar="K",
+                        help="with --read: attach each read page's K best passages for the query instead of its text")
+    search.add_argument("--max-tokens", dest="max_tokens", metavar="N",
+                        help="fit the answer in about N tokens (rows in rank order; omitted says what was left out)")
     search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
     search.add_argument("--explain", action="store_true",
                         help="show each row's votes (engine: weight x trust x place) and boosts behind its score")
@@ -124,13 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cooldowns_command(commands)
 
     schema = commands.add_parser(
-        "schema", help="print a tool definition as JSON, ready to give a model: web_search (default) or "
-                       "web_fetch, in OpenAI, Anthropic or MCP form")
+        "schema", help="print a tool definition as JSON, ready to give a model: web_search (default), "
+                       "web_fetch or web_verify, in OpenAI, Anthropic or MCP form")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai",
                         help="openai (default: a function tool), anthropic (input_schema) or mcp (with the "
                              "output schema)")
-    schema.add_argument("--tool", choices=("web_search", "web_fetch"), default="web_search",
-                        help="web_search (default) or web_fetch")
+    schema.add_argument("--tool", choices=("web_search", "web_fetch", "web_verify"), default="web_search",
+                        help="web_search (default), web_fetch or web_verify")
 
     fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
     fetch.add_argument("url", help="the http:// or https:// address to read")
@@ -139,7 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--format", default="markdown", help="markdown (default) or text")
     fetch.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
                        help="read even where robots.txt disallows it (a read a person asked for)")
+    fetch.add_argument("--query", help="return the passages that best answer this question, with their offsets")
+    fetch.add_argument("--passages", metavar="K", help="how many passages with --query (default 5)")
+    fetch.add_argument("--max-tokens", dest="max_tokens", metavar="N",
+                       help="fit the answer in about N tokens; omitted says what was left out")
     fetch.add_argument("--json", action="store_true", help="print the FetchResponse as JSON")
+
+    verify = commands.add_parser("verify", help="check that a quote occurs in a web page's text")
+    verify.add_argument("url", help="the http:// or https:// address of the page")
+    verify.add_argument("quote", help="the text to look for (whitespace, case, quote marks, hyphens aside)")
+    verify.add_argument("--format", default="markdown", help="the text the offsets refer to: markdown (default) "
+                                                             "or text")
+    verify.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
+                        help="read even where robots.txt disallows it (a read a person asked for)")
+    verify.add_argument("--json", action="store_true", help="print the VerifyResponse as JSON")
 
     config = commands.add_parser("config", help="print the effective settings (secrets masked)")
     config.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
@@ -185,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_schema(args)
         if args.command == "fetch":
             return _cmd_fetch(args)
+        if args.command == "verify":
+            return _cmd_verify(args)
         if args.command == "config":
             return _cmd_config(args)
         if args.command == "mcp":
@@ -285,6 +304,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                                          user_location=args.user_location,
                                          now=now, cache=not args.no_cache,
                                          ignore_cooldowns=args.ignore_cooldowns, read=args.read,
+                                         passages=args.passages, max_tokens=args.max_tokens,
                                          explain=args.explain)
         finally:
             await searcher.close()
@@ -367,7 +387,8 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     async def run():
         async with Reader(settings) as reader:
             return await reader.fetch(args.url, max_chars=args.max_chars, offset=args.offset, format=args.format,
-                                      ignore_robots=args.ignore_robots)
+                                      ignore_robots=args.ignore_robots, query=args.query, passages=args.passages,
+                                      max_tokens=args.max_tokens)
 
     response = asyncio.run(run())
     if args.json:
@@ -377,6 +398,31 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
         print(render_page(response))
     return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when the quote occurs in the page, 1 when it does not, 2 for bad input, 3 when the page could
+    not be had (as fetch)."""
+    import asyncio
+
+    from plugin.reading.reader import Reader
+    from plugin.reading.verify import verify_with
+
+    settings = load_settings(args)
+
+    async def run():
+        async with Reader(settings) as reader:
+            return await verify_with(reader, args.url, args.quote, format=args.format,
+                                     ignore_robots=args.ignore_robots)
+
+    response = asyncio.run(run())
+    if args.json:
+        print(response.model_dump_json(indent=2))
+    else:
+        from plugin.surfaces.render import render_verify
+
+        print(render_verify(response))
+    return EXIT_OK if response.found else EXIT_NO_RESULTS
 
 
 def _cmd_config(args: argparse.Namespace) -> int:

@@ -42,6 +42,12 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
             lines.append("    votes: " + "; ".join(parts) + ("  boosts: " + ", ".join(boosts) if boosts else ""))
         if row.read_error is not None:
             lines.append(f"    page not read: {row.read_error.code}: {row.read_error.message[:100]}")
+        elif row.passages is not None:
+            lines.append(f"    {len(row.passages)} passages of the page:")
+            for passage in row.passages[:3]:
+                lines.extend(textwrap.wrap(f"[{passage.start}-{passage.end}] " + " ".join(passage.text.split()),
+                                           width=width - 6, initial_indent="      ", subsequent_indent="      ",
+                                           max_lines=2, placeholder=" …"))
         elif row.content is not None:
             lines.append(f"    page text ({len(row.content)} characters"
                          + (", cut" if row.content_truncated else "") + "):")
@@ -104,10 +110,12 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
         lines.append(f"   {model_text(row.url, 2000)}")
         if row.snippet:
             lines.append(f"   {model_text(row.snippet, snippet_chars)}")
-        lines.extend(_read_lines(row))
+        lines.extend(_read_lines(row, number))
     if not response.results:
         lines.append("(no results)")
     lines.append(f"</{FRAME_TAG}>")
+    if response.omitted is not None:
+        lines.append(_omitted_line(response.omitted))
     answered = [e.name + (" (cached answer)" if e.cached else "") for e in response.engines if e.status == "ok"]
     # A failing engine's detail says why (network unreachable, HTTP 429, cooling down 30s): briefly.
     failed = [f"{e.name}: {e.status}" + (f" ({model_text(e.detail, DETAIL_CHARS)})" if e.detail else "")
@@ -145,10 +153,12 @@ PAGE_NOTICE = (
 )
 
 
-def _read_lines(row: ResultRow) -> list[str]:
+def _read_lines(row: ResultRow, number: int = 0) -> list[str]:
     """A search row's page text (read=N), inside the untrusted frame of the rows."""
     if row.read_error is not None:
         return [f"   (page not read: {row.read_error.code}: {model_text(row.read_error.message, 200)})"]
+    if row.passages is not None:
+        return _passage_lines(row.passages, f"{number}.") or ["   (no passage of the page matched the query)"]
     if row.content is None:
         return []
     lines = ["   page text:", page_text(row.content)]
@@ -158,8 +168,84 @@ def _read_lines(row: ResultRow) -> list[str]:
     return lines
 
 
+def _passage_lines(passages, prefix: str = "") -> list[str]:
+    """Each passage under its label (number, offsets, heading path; plugin.reading.evidence.passage_label)."""
+    from plugin.reading.evidence import passage_label
+
+    lines: list[str] = []
+    for k, passage in enumerate(passages, start=1):
+        lines.append(model_text(passage_label(f"{prefix}{k}", passage), 600))
+        lines.append(page_text(passage.text))
+    return lines
+
+
+def _omitted_line(omitted) -> str:
+    parts = [f"{count} {name}" for count, name in ((omitted.rows, "rows"), (omitted.passages, "passages"),
+                                                   (omitted.chars, "characters")) if count]
+    return f"(left out by the budget: {', '.join(parts) or 'nothing'}; {model_text(omitted.how, 400)})"
+
+
+def render_passages_for_model(response: FetchResponse) -> str:
+    """A page's passages for a model (fetch with query): framed as untrusted, each numbered with its
+    offsets into the page's text, so a citation can name them and `web_verify` can check them."""
+    head = [f"Web page: {model_text(response.title or '', 200) or '(no title)'}",
+            f"URL: {model_text(response.final_url, 2000)}"
+            + (f" (published {response.published.isoformat()})" if response.published else ""),
+            f"Passages answering: {model_text(response.query or '', 300)} (best first; characters are offsets "
+            f"into the page's {response.total_chars}-character text)", PAGE_NOTICE, f"<{PAGE_FRAME_TAG}>"]
+    body = _passage_lines(response.passages or []) or ["(no passage of the page matched the query)"]
+    tail = [f"</{PAGE_FRAME_TAG}>"]
+    if response.omitted is not None:
+        tail.append(_omitted_line(response.omitted))
+    tail.extend(f"warning: {model_text(w, 300)}" for w in response.warnings)
+    return "\n".join([*head, *body, *tail])
+
+
+def anthropic_search_results(response: SearchResponse | FetchResponse, *, citations: bool = True) -> list[dict]:
+    """Anthropic `search_result` content blocks for a custom tool's result: one per row (its passages,
+    else its page text, else its snippet) or, for a fetch, one for the page (its passages, else its
+    slice). Each block has `source` (the URL), `title`, `content` (text blocks) and citations enabled,
+    so the model's answer can cite them. Empty text blocks are left out; a row with nothing is skipped."""
+    def block(source: str, title: str | None, texts: list[str]) -> dict | None:
+        content = [{"type": "text", "text": page_text(text)} for text in texts if text and text.strip()]
+        if not content:
+            return None
+        return {"type": "search_result", "source": source, "title": clean_text(title or source, 500),
+                "content": content, "citations": {"enabled": citations}}
+
+    blocks: list[dict | None] = []
+    if isinstance(response, FetchResponse):
+        texts = [p.text for p in response.passages] if response.passages is not None else [response.content]
+        blocks.append(block(response.final_url, response.title, texts))
+    else:
+        for row in response.results:
+            if row.passages:
+                texts = [p.text for p in row.passages]
+            elif row.content:
+                texts = [row.content]
+            else:
+                texts = [row.snippet]
+            blocks.append(block(row.url, row.title, texts))
+    return [b for b in blocks if b is not None]
+
+
+def render_verify(response) -> str:
+    """A quote check for a person or a model: found or not, where, and the sentence around it."""
+    if not response.found:
+        return (f"NOT FOUND: the quote does not occur in the text of {response.final_url} "
+                f"({response.format}; whitespace, case, quote marks and hyphens aside)")
+    lines = [f"FOUND at characters {response.start}-{response.end} of {response.final_url} ({response.format}"
+             + (f", {response.occurrences} occurrences" if response.occurrences > 1 else "") + ")",
+             f"as written: {page_text(response.text or '')}",
+             f"sentence ({response.sentence_start}-{response.sentence_end}): {page_text(response.sentence or '')}"]
+    lines.extend(f"warning: {model_text(w, 300)}" for w in response.warnings)
+    return "\n".join(lines)
+
+
 def render_page_for_model(response: FetchResponse) -> str:
     """One slice of a page for a model: framed as untrusted, cleaned, with a plain hint to read on."""
+    if response.passages is not None:
+        return render_passages_for_model(response)
     head = [f"Web page: {model_text(response.title or '', 200) or '(no title)'}",
             f"URL: {model_text(response.final_url, 2000)}"
             + (f" (published {response.published.isoformat()})" if response.published else ""),
@@ -177,6 +263,18 @@ def render_page_for_model(response: FetchResponse) -> str:
 
 def render_page(response: FetchResponse) -> str:
     """A slice of a page for a person at a terminal: title, address, the text, how to read on."""
+    if response.passages is not None:
+        from plugin.reading.evidence import passage_label
+
+        lines = [response.title or "(no title)", response.final_url, f"passages for: {response.query}", ""]
+        for k, passage in enumerate(response.passages, start=1):
+            lines += [passage_label(k, passage) + f"  (score {passage.score})", passage.text, ""]
+        if not response.passages:
+            lines.append("(no passage matched the query)")
+        if response.omitted is not None:
+            lines.append(_omitted_line(response.omitted))
+        lines.extend(f"warning: {w}" for w in response.warnings)
+        return "\n".join(lines)
     lines = [response.title or "(no title)", response.final_url
              + (f"  [{response.published.isoformat()}]" if response.published else ""), "", response.content]
     if response.truncated and response.next_offset is not None:

@@ -3,8 +3,10 @@
 GET /search?q=...  -> SearchResponse JSON; every parameter is listed by `search_parameters()` (the
     web_search tool's arguments plus q and no_cache) and in the README; any other is refused (400,
     invalid_parameter), so a misspelt `lmit=3` is not silently ignored
-GET /fetch?url=&max_chars=&offset=&format=markdown|text -> FetchResponse JSON (errors: 400, 403, 502, 504);
-    its parameters are the web_fetch tool's (`fetch_parameters()`), any other is refused as well
+GET /fetch?url=&max_chars=&offset=&format=markdown|text&query=&passages=&max_tokens= -> FetchResponse JSON
+    (errors: 400, 403, 502, 504); with query, the passages that answer it; its parameters are the web_fetch
+    tool's (`fetch_parameters()`), any other is refused as well
+GET /verify?url=&quote=&format= -> VerifyResponse JSON: whether the quote occurs in the page, and where
 A parameter given twice (the list ones excepted), or as both `q` and `query`, is refused too.
 GET /health  -> {"status": "ok", ...}
 Any other path is 404, another method 405, an address over MAX_URL_CHARS 414, each with the JSON error body.
@@ -118,7 +120,7 @@ async def search_handler(request: web.Request) -> web.Response:
             cache=args.get("no_cache", "").strip().lower() not in TRUE_WORDS,
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
             category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"),
-            read=args.get("read"))
+            read=args.get("read"), passages=args.get("passages"), max_tokens=args.get("max_tokens"))
     except SearchError as exc:
         metrics.bad_input()
         return web.json_response(exc.to_dict(), status=400)
@@ -135,7 +137,8 @@ async def fetch_handler(request: web.Request) -> web.Response:
         return web.json_response(problem.to_dict(), status=400)
     try:
         response = await request.app[SEARCHER].page_reader().fetch(
-            args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"))
+            args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"),
+            query=args.get("query"), passages=args.get("passages"), max_tokens=args.get("max_tokens"))
     except FetchError as exc:  # bad input 400; refused 403; the page's fault 502; too slow 504
         return web.json_response(exc.to_dict(), status=exc.http_status)
     except SearchError as exc:
@@ -144,6 +147,30 @@ async def fetch_handler(request: web.Request) -> web.Response:
 
 
 HEALTH_PROBE_S = 2.0  # longest /health waits for the state store to answer its probe
+
+
+VERIFY_PARAMETERS = ("url", "quote", "format")
+
+
+async def verify_handler(request: web.Request) -> web.Response:
+    """GET /verify?url=&quote=&format=: plugin.reading.verify through the service's page reader."""
+    from plugin.errors import FetchError
+    from plugin.reading.verify import verify_with
+
+    args = request.query
+    unknown = [name for name in dict.fromkeys(args.keys()) if name not in VERIFY_PARAMETERS]
+    if unknown:
+        return web.json_response(SearchError("invalid_parameter", f"/verify does not take {', '.join(unknown)}; its "
+                                             f"parameters are {', '.join(VERIFY_PARAMETERS)}",
+                                             parameter=unknown).to_dict(), status=400)
+    try:
+        response = await verify_with(request.app[SEARCHER].page_reader(), args.get("url"), args.get("quote"),
+                                     format=args.get("format"))
+    except FetchError as exc:
+        return web.json_response(exc.to_dict(), status=exc.http_status)
+    except SearchError as exc:
+        return web.json_response(exc.to_dict(), status=400)
+    return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
 async def health_handler(request: web.Request) -> web.Response:
@@ -221,6 +248,7 @@ def build_app(settings: Settings, searcher: Searcher | None = None, shared_metri
     app[METRICS] = Metrics()
     app.router.add_get("/search", search_handler)
     app.router.add_get("/fetch", fetch_handler)
+    app.router.add_get("/verify", verify_handler)
     app.router.add_get("/health", health_handler)
     app.router.add_get("/metrics", metrics_handler)
     if shared_metrics is not None:

@@ -1,0 +1,233 @@
+"""From a page's whole text to what a model reads of it: the passages that answer a query, and token budgets.
+
+- `check_focus`: the `query`, `passages` and `max_tokens` arguments of fetch / search, checked.
+- `focus_fetch`: a FetchResponse with its `passages` (the best `passages` windows for `query`, best
+  first, within `max_chars` characters and `max_tokens` tokens) or, with no query, its slice cut to
+  `max_tokens`; `omitted` says what was left out and where to read on.
+- `passages_of`: the Passage models of one text (search's `read=N, passages=K`).
+- `pack_search`: a SearchResponse cut to `max_tokens`: rows in rank order while they fit, a row's
+  passages or text shortened before the row goes; `omitted` counts what went.
+
+Tokens are `plugin.reading.tokens.estimate_tokens` of what the model reads (`plugin.surfaces.render`'s
+text): the page frame (title, address, notice) and each passage's label are counted with its text, so
+the rendered answer stays within the budget. Passage labels are written here (`passage_label`) and the
+renderer uses them, so what is counted is what is shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plugin.errors import INVALID_PARAMETER, SearchError
+from plugin.models import FetchResponse, Omitted, Passage, ResultRow, SearchResponse
+from plugin.pipeline.query import whole_number
+from plugin.reading.passages import RankOptions, best_passages
+from plugin.reading.tokens import chars_within, estimate_tokens
+from plugin.settings import Settings
+
+# Tokens of the fixed parts of a rendered page (notice, frame tags, the closing lines) beyond its title
+# and address, and of a rendered search beyond its rows (notice, frame, the engines line): measured on
+# the renderings with estimate_tokens and rounded up (tests/test_passages_surfaces.py holds them to it).
+PAGE_FRAME_TOKENS = 130
+SEARCH_FRAME_TOKENS = 100
+ROW_FRAME_TOKENS = 12
+# A budget must hold the frame around the text (title, address, notice): below this it cannot be met.
+MIN_MAX_TOKENS = 300
+OMITTED_RESERVE = 60  # the search's line saying what max_tokens left out
+
+
+@dataclass(frozen=True)
+class Focus:
+    query: str | None
+    count: int | None  # None: as many as fit in fetch_passage_chars characters (or max_chars)
+    max_tokens: int | None
+
+
+def rank_options(settings: Settings) -> RankOptions:
+    return RankOptions(window_chars=settings.passage_window_chars, prefix=settings.passage_prefix,
+                       k1=settings.passage_bm25_k1, b=settings.passage_bm25_b, proximity=settings.passage_proximity,
+                       heading_weight=settings.passage_heading_weight, lead=settings.passage_lead,
+                       context=settings.passage_context,
+                       answer_type=settings.passage_answer_type)
+
+
+def check_focus(query: object, passages: object, max_tokens: object, settings: Settings,
+                error: type[SearchError] = SearchError) -> Focus | None:
+    """The checked arguments; None when none of them asks for anything. `error`: the exception class
+    to raise (FetchError for fetch)."""
+    if query is not None and not isinstance(query, str):
+        raise error(INVALID_PARAMETER, f"query must be a string, got {type(query).__name__}", parameter="query")
+    text = query.strip() if isinstance(query, str) else None
+    if text is not None and not text:
+        raise error(INVALID_PARAMETER, "query must not be empty", parameter="query")
+    if text is not None and len(text) > 1000:
+        raise error(INVALID_PARAMETER, f"query must be at most 1000 characters, got {len(text)}", parameter="query")
+    count = None
+    if passages is not None:
+        number = whole_number(passages)
+        if number is None or number < 1:
+            raise error(INVALID_PARAMETER, f"passages must be an integer of at least 1, got {str(passages)[:40]!r}",
+                        parameter="passages")
+        count = min(number, settings.passages_max)
+    budget = None
+    if max_tokens is not None:
+        budget = whole_number(max_tokens)
+        if budget is None or budget < MIN_MAX_TOKENS:
+            raise error(INVALID_PARAMETER, f"max_tokens must be an integer of at least {MIN_MAX_TOKENS}, got "
+                        f"{str(max_tokens)[:40]!r}", parameter="max_tokens")
+    if text is None and budget is None:
+        return None
+    return Focus(text, count, budget)
+
+
+def passage_label(number: int | str, passage: Passage) -> str:
+    """The line above a passage in the model's text: its number, offsets and heading path."""
+    where = f" · {' › '.join(passage.heading_path)}" if passage.heading_path else ""
+    return f"[{number}] characters {passage.start}-{passage.end}{where}"
+
+
+def passage_tokens(number: int | str, passage: Passage) -> int:
+    return estimate_tokens(passage_label(number, passage)) + estimate_tokens(passage.text) + 2
+
+
+def passages_of(content: str, query: str, count: int, settings: Settings, *, markdown: bool = True,
+                offset: int = 0) -> list[Passage]:
+    windows = best_passages(content, query, count, markdown=markdown, options=rank_options(settings), offset=offset)
+    return [Passage(text=content[w.start:w.end], start=w.start, end=w.end, score=round(w.score, 3),
+                    heading_path=list(w.section)) for w in windows]
+
+
+def page_frame_tokens(response: FetchResponse, query: str | None = None) -> int:
+    """Tokens of everything a rendered page shows besides its text or passages."""
+    return (PAGE_FRAME_TOKENS + estimate_tokens(response.title or "") + estimate_tokens(response.final_url)
+            + estimate_tokens(query or "") + sum(estimate_tokens(w[:300]) + 3 for w in response.warnings))
+
+
+def _omitted_passages(left_out: list[Passage], budgeted: bool) -> Omitted:
+    return Omitted(passages=len(left_out), chars=sum(len(p.text) for p in left_out),
+                   next_offset=min(p.start for p in left_out), starts=[p.start for p in left_out],
+                   how=("fetch(url, offset=start, max_chars=end-start) reads one; starts "
+                        + ", ".join(str(p.start) for p in left_out[:5]) + (" …" if len(left_out) > 5 else "")
+                        + ("; or raise max_tokens" if budgeted else "; or raise max_chars")))
+
+
+def omitted_tokens(omitted: Omitted) -> int:
+    """Tokens of the line saying what was left out (render's `_omitted_line`)."""
+    return estimate_tokens(omitted.how) + 25
+
+
+def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: Settings, *, markdown: bool,
+                max_chars: int | None) -> FetchResponse:
+    """`response` (one slice of `content`) made into passages for `focus.query`, or cut to the budget."""
+    if focus.query is None:
+        return _cut_slice(response, content, focus.max_tokens or 0)
+    candidates = passages_of(content, focus.query, focus.count or settings.passages_max, settings, markdown=markdown,
+                             offset=response.offset)
+    if max_chars is None and focus.count is None:
+        max_chars = settings.fetch_passage_chars
+    frame = page_frame_tokens(response, focus.query)
+    budgeted = focus.max_tokens is not None
+
+    def pack(room: float) -> tuple[list[Passage], list[Passage], int]:
+        kept: list[Passage] = []
+        left_out: list[Passage] = []
+        chars = tokens = 0
+        for passage in candidates:
+            cost = passage_tokens(len(kept) + 1, passage)
+            if (max_chars is not None and chars + len(passage.text) > max_chars) or tokens + cost > room:
+                left_out.append(passage)
+                continue
+            kept.append(passage)
+            chars += len(passage.text)
+            tokens += cost
+        return kept, left_out, tokens
+
+    room = focus.max_tokens - frame if budgeted else float("inf")
+    kept, left_out, tokens = pack(room)
+    omitted = _omitted_passages(left_out, budgeted) if left_out else None
+    if omitted is not None and budgeted:  # the line saying what was left out must fit too
+        worst = _omitted_passages(candidates, budgeted)
+        kept, left_out, tokens = pack(room - omitted_tokens(worst))
+        omitted = _omitted_passages(left_out, budgeted) if left_out else None
+    spent = frame + tokens + (omitted_tokens(omitted) if omitted is not None else 0)
+    update = {"query": focus.query, "passages": kept, "content": "", "next_offset": None, "truncated": False,
+              "omitted": omitted, "tokens": spent}
+    return response.model_copy(update=update)
+
+
+def _cut_slice(response: FetchResponse, content: str, max_tokens: int) -> FetchResponse:
+    """The slice shortened to fit `max_tokens` with its frame, cut at a line or word like any slice."""
+    from plugin.reading.reader import slice_text
+
+    omitted_line = 40  # "(left out by the budget: N characters; read on with offset=N, or raise max_tokens)"
+    room = max_tokens - page_frame_tokens(response) - omitted_line
+    piece = response.content
+    fitting = chars_within(piece, max(room, 0))
+    if fitting >= len(piece):
+        return response.model_copy(update={"tokens": page_frame_tokens(response) + estimate_tokens(piece)
+                                           + (omitted_line if response.truncated else 0)})
+    piece, next_offset = slice_text(content, response.offset, fitting) if fitting > 0 else ("", response.offset)
+    if len(piece) > fitting:  # the slice ran to the end of the text but the budget did not
+        piece, next_offset = piece[:fitting], response.offset + fitting
+    next_offset = response.offset + len(piece) if next_offset is None else next_offset
+    omitted = Omitted(chars=len(content) - (response.offset + len(piece)), next_offset=next_offset,
+                      how=f"read on with offset={next_offset}, or raise max_tokens")
+    return response.model_copy(update={"content": piece, "next_offset": next_offset, "truncated": True,
+                                       "omitted": omitted,
+                                       "tokens": page_frame_tokens(response) + estimate_tokens(piece)
+                                       + omitted_line})
+
+
+# ----- search -----
+def row_tokens(row: ResultRow, number: int = 1, snippet_chars: int = 300) -> int:
+    """What one row costs in the model's text (render_for_model), page text or passages included."""
+    cost = ROW_FRAME_TOKENS + estimate_tokens(row.title) + estimate_tokens(row.url) + estimate_tokens(
+        row.snippet[:snippet_chars])
+    if row.passages:
+        cost += sum(passage_tokens(f"{number}.{k}", p) for k, p in enumerate(row.passages, start=1))
+    elif row.content:
+        cost += estimate_tokens(row.content) + 12
+    if row.read_error is not None:
+        cost += estimate_tokens(row.read_error.message[:200]) + 10
+    return cost
+
+
+def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
+    """The rows that fit `max_tokens`, in rank order; a row's passages (the last first) or page text go
+    before the row does; the first row that does not fit even bare ends the list."""
+    room = (max_tokens - SEARCH_FRAME_TOKENS - estimate_tokens(response.query) - 4 * len(response.engines)
+            - OMITTED_RESERVE)
+    kept: list[ResultRow] = []
+    passages_left = chars_left = 0
+    for index, row in enumerate(response.results):
+        cost = row_tokens(row, index + 1)
+        while cost > room and row.passages:
+            passages_left += 1
+            chars_left += len(row.passages[-1].text)
+            row = row.model_copy(update={"passages": row.passages[:-1]})
+            cost = row_tokens(row, index + 1)
+        if cost > room and row.content:
+            bare = row_tokens(row.model_copy(update={"content": None}), index + 1)
+            fitting = chars_within(row.content, max(room - bare - 12, 0))
+            chars_left += len(row.content) - fitting
+            row = row.model_copy(update={"content": row.content[:fitting] or None, "content_truncated": True})
+            cost = row_tokens(row, index + 1)
+        if cost > room:
+            rows_left = len(response.results) - index
+            return _with_omitted(response, kept, rows_left, passages_left, chars_left)
+        kept.append(row)
+        room -= cost
+    return _with_omitted(response, kept, 0, passages_left, chars_left)
+
+
+def _with_omitted(response: SearchResponse, kept: list[ResultRow], rows: int, passages: int,
+                  chars: int) -> SearchResponse:
+    if not (rows or passages or chars):
+        return response
+    how = []
+    if rows:
+        how.append("raise max_tokens for more rows")
+    if passages or chars:
+        how.append("web_fetch(url, query=…) reads a row's page")
+    omitted = Omitted(rows=rows, passages=passages, chars=chars, how="; ".join(how))
+    return response.model_copy(update={"results": kept, "omitted": omitted})

@@ -1,0 +1,228 @@
+"""A page's text cut into units a passage is made of: sentences, list items, headings, whole code blocks
+and whole tables, each with its character offsets into the text and the headings it sits under.
+
+Blocks come first (lines; a Markdown fence or a run of table rows is one block, never split), then each
+line of running text is cut into sentences:
+- after `.`, `!`, `?`, `…` (closing quotes and brackets kept with the sentence) and a space, when the
+  next word does not start in lower case and the word before is not a known abbreviation (`Mr.`,
+  `e.g.`, `U.S.`) or an initial (`J. K. Rowling`);
+- after the CJK full stops and marks `。！？．｡` (no space follows them in Chinese or Japanese), and
+  after the Devanagari, Arabic, Armenian, Ethiopic, Khmer and Myanmar sentence marks;
+- at a space between two Thai (or Lao) characters: Thai writes no full stop, a space ends a sentence
+  or clause.
+A sentence longer than `max_chars` (a run-on list without punctuation) is cut at its last `;`, `,`,
+`、`, `，` or space before the limit, so no unit outgrows a passage; code blocks and tables are never cut.
+Pure: no I/O, no settings; `plugin.reading.passages` builds windows of these units.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Units a window is made of; "heading" units carry no text of their own in passages (they become the
+# heading path of the units under them).
+SENTENCE, ITEM, HEADING, CODE, TABLE = "sentence", "item", "heading", "code", "table"
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_TABLE_ROW_MD = re.compile(r"\s*\|")
+# Latin-script sentence ends: terminator, closing quotes/brackets, whitespace.
+_LATIN_END = re.compile(r"[.!?…‼⁇⁈⁉]+[\"'”’»)\]]*(?=\s)")
+# Marks that end a sentence with no space after them (CJK) or in scripts with their own full stop.
+_OWN_END = re.compile(r"[。！？．｡!?]?[。！？．｡।॥؟۔։።។៕။][」』）】〕》\"”’)]*|[。！？．｡][!?]?[」』）】〕》\"”’)]*")
+_THAI = "\u0e00-\u0e7f\u0e80-\u0eff"
+_THAI_SPACE = re.compile(rf"(?<=[{_THAI}])[ \u00a0]+(?=[{_THAI}])")
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[\"'”’»)\]]*$")
+_CLAUSE_BREAK = re.compile(r"[;,、，；]\s*|\s+")
+ABBREVIATIONS = frozenset("""
+mr mrs ms dr prof sr jr st mt ft vs etc eg ie cf al approx dept est inc ltd co corp no nos vol vols fig figs
+pp ed eds rev gen col lt sgt capt cmdr gov sen rep jan feb mar apr jun jul aug sep sept oct nov dec
+u.s us u.k uk e.g i.e a.m p.m am pm ca op ph bzw usw ggf z.b zb ca nr sog vgl dh d.h hr fr frau
+sig sra sres dra pag pág art núm
+""".split())
+
+
+@dataclass(frozen=True)
+class Unit:
+    start: int
+    end: int
+    kind: str
+    section: int  # index into Segmented.sections: the heading path this unit sits under
+
+
+@dataclass
+class Segmented:
+    text: str
+    units: list[Unit]
+    sections: list[tuple[str, ...]]  # heading paths; sections[0] is () (before any heading)
+
+
+def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmented:
+    """`text` as units in order. `markdown`: the text is our Markdown (fences, `#` headings, `|` tables);
+    plain text has none of these, and a run of lines holding ` | ` is taken for a table."""
+    units: list[Unit] = []
+    sections: list[tuple[str, ...]] = [()]
+    path: list[tuple[int, str]] = []  # (level, heading text)
+    section = 0
+    lines = _lines(text)
+    i = 0
+    while i < len(lines):
+        start, end = lines[i]
+        line = text[start:end]
+        if not line.strip():
+            i += 1
+            continue
+        fence = _FENCE.match(line) if markdown else None
+        if fence:  # a fenced code block, through its closing fence (or the end of the text)
+            marker = fence.group(1)
+            j = i + 1
+            while j < len(lines) and not text[lines[j][0]:lines[j][1]].lstrip(" ").startswith(marker[0] * len(marker)):
+                j += 1
+            j = min(j, len(lines) - 1)
+            units.append(Unit(start, _rstrip(text, start, lines[j][1]), CODE, section))
+            i = j + 1
+            continue
+        if _is_table_row(line, markdown):
+            j = i
+            while j + 1 < len(lines) and _is_table_row(text[lines[j + 1][0]:lines[j + 1][1]], markdown):
+                j += 1
+            if j > i or markdown:
+                units.append(Unit(start, _rstrip(text, start, lines[j][1]), TABLE, section))
+                i = j + 1
+                continue
+        heading = _HEADING.match(line) if markdown else None
+        if heading and heading.group(2):
+            level = len(heading.group(1))
+            while path and path[-1][0] >= level:
+                path.pop()
+            path.append((level, heading.group(2)))
+            sections.append(tuple(words for _, words in path))
+            section = len(sections) - 1
+            units.append(Unit(start, _rstrip(text, start, end), HEADING, section))
+            i += 1
+            continue
+        item = _ITEM.match(line)
+        kind = ITEM if item else SENTENCE
+        while i + 1 < len(lines) and _wraps(line, text[lines[i + 1][0]:lines[i + 1][1]], markdown):
+            i += 1  # a sentence wrapped onto the next line (PDF text, a <br> inside a sentence)
+            end = lines[i][1]
+            line = text[lines[i][0]:end]
+        for s, e in split_sentences(text, start + (len(text[start:end]) - len(text[start:end].lstrip())), end,
+                                    max_chars):
+            units.append(Unit(s, e, kind, section))
+            kind = SENTENCE  # the item's marker belongs to its first sentence
+        i += 1
+    return Segmented(text=text, units=units, sections=sections)
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    spans = []
+    position = 0
+    for line in text.split("\n"):
+        spans.append((position, position + len(line)))
+        position += len(line) + 1
+    return spans
+
+
+_LINE_END = re.compile(r"[.!?…:;。！？．｡।؟\"'”’»)\]]\s*$")
+
+
+def _wraps(line: str, following: str, markdown: bool) -> bool:
+    """`following` goes on the sentence `line` ends with: the line ends without a stop and the next one
+    starts in lower case as running text (not a list item, table row, heading or fence)."""
+    rest = following.lstrip()
+    if not rest or not rest[0].islower() or _LINE_END.search(line) or _ITEM.match(following):
+        return False
+    return not (markdown and (_FENCE.match(following) or _HEADING.match(following))) and not _is_table_row(
+        following, markdown)
+
+
+def _rstrip(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _is_table_row(line: str, markdown: bool) -> bool:
+    if markdown:
+        return bool(_TABLE_ROW_MD.match(line)) and line.rstrip().endswith("|")
+    return " | " in line
+
+
+def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> list[tuple[int, int]]:
+    """Sentence spans of `text[start:end]` (one line of running text), whitespace trimmed."""
+    cuts: set[int] = set()
+    piece = text[start:end]
+    for found in _LATIN_END.finditer(piece):
+        after = found.end()
+        rest = piece[after:].lstrip()
+        if not rest or not _starts_sentence(rest):
+            continue
+        single_stop = found.group(0).rstrip("\"'”’»)]") == "."
+        if single_stop and _abbreviation(piece[:found.start()]):
+            continue
+        cuts.add(after)
+    for found in _OWN_END.finditer(piece):
+        cuts.add(found.end())
+    for found in _THAI_SPACE.finditer(piece):
+        cuts.add(found.start())
+    spans: list[tuple[int, int]] = []
+    previous = 0
+    for cut in sorted(cuts) + [len(piece)]:
+        s, e = _trim(piece, previous, cut)
+        if e > s:
+            spans.extend(_bounded(piece, s, e, max_chars))
+        previous = cut
+    return [(start + s, start + e) for s, e in spans]
+
+
+def _starts_sentence(rest: str) -> bool:
+    for ch in rest[:4]:
+        if ch in "\"'“‘«([¿¡*_":
+            continue
+        return not ch.islower()
+    return True
+
+
+def _abbreviation(before: str) -> bool:
+    """The word before a full stop is an abbreviation or an initial, so the stop ends no sentence."""
+    found = _WORD_BEFORE.search(before[-12:])
+    if not found:
+        return False
+    word = found.group(1)
+    if len(word) == 1 and word.isupper():  # an initial: J. K. Rowling, U. S.
+        return True
+    tail = before[-12:].lower()
+    dotted = re.search(r"((?:[^\W\d_]\.)+[^\W\d_])$", tail)  # e.g, u.s, i.e
+    return word.lower() in ABBREVIATIONS or bool(dotted and dotted.group(1) in ABBREVIATIONS)
+
+
+def _trim(piece: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and piece[start].isspace():
+        start += 1
+    while end > start and piece[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _bounded(piece: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """A sentence longer than `max_chars` in clauses: cut after the last clause mark (else space) that
+    keeps a piece within the limit."""
+    spans = []
+    while end - start > max_chars:
+        mark = space = None
+        for found in _CLAUSE_BREAK.finditer(piece, start + max_chars // 3, start + max_chars):
+            if found.group(0).strip():
+                mark = found.end()
+            else:
+                space = found.start()
+        cut = mark or space or start + max_chars
+        s, e = _trim(piece, start, cut)
+        if e > s:
+            spans.append((s, e))
+        start, _ = _trim(piece, cut, end)
+    if end > start:
+        spans.append((start, end))
+    return spans

@@ -1,0 +1,102 @@
+"""Words as the passage ranker compares them: folded, cut to a prefix, CJK and Thai as character bigrams.
+
+- Folding: NFKC (full-width and compatibility forms), case folding, accents off Latin, Greek and
+  Cyrillic letters (`Café` and `cafe`, `Ｐｙｔｈｏｎ` and `python` are one term).
+- Prefix matching stands in for stemming in every alphabetic language at once: a word longer than
+  `prefix` characters is kept as its first `prefix` (`elections`, `electoral` and `election` meet at
+  `elect`; Russian and Portuguese inflections meet the same way).
+- Chinese, Japanese and Korean runs, and Thai and Lao runs (no spaces between words), become
+  overlapping character bigrams (a lone character stays a unigram): no dictionary needed.
+- Function words (articles, pronouns, auxiliaries, question words of the languages we see most) are
+  what a question is made of besides its content; `content_terms` leaves them out of a query.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from plugin.infra import memo
+
+_WORD = re.compile(r"[^\W_]+")
+_BIGRAM_SCRIPTS = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+                             r"\uf900-\ufaff\u0e00-\u0eff]+")
+
+FUNCTION_WORDS = frozenset("""
+a an the and or but if then than so as of in on at to for from by with without about into onto over under
+between among through during before after above below up down out off again further once here there when
+where why how what which who whom whose this that these those is are was were be been being am do does did
+doing have has had having will would shall should can could may might must it its it's they them their
+theirs he him his she her hers we us our ours you your yours i me my mine not no nor only own same such too
+very just also any each every both either neither all some most more other another according per via
+much many one ones s t don whether while within until upon across along around against toward towards
+named called known kind type said says say tell told according used use
+der die das den dem des ein eine einer eines einem einen und oder aber wenn dann als wie von vom zu zum zur
+mit nach bei aus auf an am im in ist sind war waren wird werden wurde wurden hat haben hatte sein seine
+ihr ihre es er sie wir nicht kein keine auch nur was wer wo wann warum welche welcher welches wie viele
+le la les un une des du de et ou mais si que qui quoi quel quelle quels quelles est sont était été être
+avoir a ont au aux dans sur pour par avec sans ce cet cette ces il elle ils elles on nous vous leur leurs
+se sa son ses comment combien pourquoi où quand
+el los las una unos unas y o pero si que qué quien quién quienes cual cuál cuales del al en con sin por
+para es son era fue fueron ser estar está están ha han su sus lo le les se como cómo cuando cuándo donde
+dónde cuanto cuánto cuántos cuántas
+il lo gli i uno della dello delle degli dei nel nella nei nelle sul sulla col e ed o ma che chi cui non
+è sono era erano stato essere ha hanno come quando dove perché quanto quanti quante quale quali
+o os as um uma uns umas do da dos das no na nos nas ao aos pelo pela pelos pelas em com sem por para é
+são foi foram ser estar está estão tem têm seu sua seus suas que quem qual quais como quando onde quanto
+quantos quantas porque ele ela eles elas isso este esta esse essa
+yang dan di ke dari pada untuk dengan dalam oleh adalah ini itu tersebut akan telah sudah juga atau tidak
+apa siapa berapa kapan mengapa bagaimana mana sebagai bagi karena
+и в во не на с со к ко о об от до по за из у же ли бы что как кто где когда почему какой какая какие
+каких сколько это этот эта эти тот та те был была были было быть есть его ее её их он она они мы вы
+также или а но для при под над между чем
+""".split())
+
+
+@memo.register
+@lru_cache(maxsize=65536)
+def fold(word: str) -> str:
+    """One word folded: width and compatibility forms, case, accents (Latin, Greek, Cyrillic only)."""
+    word = unicodedata.normalize("NFKC", word).casefold()
+    if word.isascii():
+        return word
+    if _BIGRAM_SCRIPTS.search(word):
+        return word
+    stripped = "".join(ch for ch in unicodedata.normalize("NFD", word) if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped)
+
+
+def terms(text: str, prefix: int = 5) -> list[str]:
+    """The terms of `text`, in order (see the module's docstring)."""
+    out: list[str] = []
+    for found in _WORD.finditer(text):
+        word = fold(found.group(0))
+        if word.isascii() or not _BIGRAM_SCRIPTS.search(word):
+            out.append(word if prefix <= 0 or len(word) <= prefix or word.isdigit() else word[:prefix])
+            continue
+        position = 0
+        for run in _BIGRAM_SCRIPTS.finditer(word):
+            if run.start() > position:  # letters of another script glued to the run (Latin in Japanese)
+                other = word[position:run.start()]
+                out.append(other if prefix <= 0 or len(other) <= prefix else other[:prefix])
+            chars = run.group(0)
+            if len(chars) == 1:
+                out.append(chars)
+            else:
+                out.extend(chars[k:k + 2] for k in range(len(chars) - 1))
+            position = run.end()
+        if position < len(word):
+            other = word[position:]
+            out.append(other if prefix <= 0 or len(other) <= prefix else other[:prefix])
+    return out
+
+
+def content_terms(text: str, prefix: int = 5) -> list[str]:
+    """The distinct terms of a question without its function words, in order of first appearance; all its
+    terms when nothing else is left."""
+    words = [fold(found.group(0)) for found in _WORD.finditer(text)]
+    kept = " ".join(word for word in words if word not in FUNCTION_WORDS)
+    found = terms(kept, prefix) or terms(text, prefix)
+    return list(dict.fromkeys(found))
