@@ -144,19 +144,19 @@ async def test_cooldown_windows_depend_on_the_failure_and_honour_retry_after(sta
     await s.close()
 
 
-async def test_fallback_runs_only_when_every_primary_is_empty_or_irrelevant(standins):
+async def test_fallback_runs_only_when_the_primaries_keep_fewer_than_limit_rows(standins):
     primary = await standins(page(bing_page(PY_ROWS)))
     fallback = await standins(page(ddg_page(PY_ROWS)))
     tiers = {"bing": "primary", "duckduckgo-html": "fallback"}
     s = searcher({"bing": primary.url, "duckduckgo-html": fallback.url}, tiers=tiers)
-    response = await s.search("python release notes")
+    response = await s.search("python release notes", limit=3)  # the primary's three rows are enough
     assert {e.name: e.status for e in response.engines} == {"bing": "ok", "duckduckgo-html": "skipped"}
     assert fallback.requests == []
 
     # Now the primary answers with pages about something else: irrelevant, so the fallback runs.
     primary.behaviour = page(bing_page([("Cat pictures", "https://cats.example.com/", "cute cats"),
                                         ("Dog food", "https://dogs.example.com/", "kibble")]))
-    response = await s.search("python release notes")
+    response = await s.search("python release notes", limit=3)
     await s.close()
     assert {e.name: e.status for e in response.engines} == {"bing": "irrelevant", "duckduckgo-html": "ok"}
     assert len(fallback.requests) == 1
