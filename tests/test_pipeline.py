@@ -548,3 +548,17 @@ async def test_the_module_level_search_passes_every_option_on_and_reads_nothing_
     asked = [seen.query for seen in bing.requests]
     assert [q.get("adlt") for q in asked] == [["strict"], ["off"]]
     assert all(r.content is None and r.read_error is None for r in response.results + response_default.results)
+
+
+async def test_max_per_domain_reaches_the_answer(standins):
+    """`max_per_domain` (diversify is unit-tested in test_ranking) is applied to what a search returns."""
+    docs = [(f"Python release notes {i}", f"https://docs.python.org/3/whatsnew/3.{i}.html", "python release notes")
+            for i in range(5)]
+    others = [("Python release notes explained", "https://realpython.com/python-release-notes/",
+               "python release notes"),
+              ("Python release notes digest", "https://lwn.net/python-release-notes/", "python release notes")]
+    engine = await standins(page(bing_page(docs + others)))
+    s = searcher({"bing": engine.url}, max_per_domain=2)
+    response = await s.search("python release notes", limit=4)
+    await s.close()
+    assert [row.domain for row in response.results] == ["python.org", "python.org", "realpython.com", "lwn.net"]
