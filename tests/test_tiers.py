@@ -16,6 +16,7 @@ from plugin.pipeline.tiers import (
 from plugin.settings import Settings
 
 RULES = Rules(limit=8, quorum=0.5, grace=0.5, soft=2.5, hard=4.75)  # times that floats hold exactly
+LARGE_LIMIT = Rules(limit=20, quorum=0.5, grace=0.5, soft=2.5, hard=4.75)
 
 
 def back(at: float, kept: int, *names: str, phase: str = ANSWERED) -> Came:
@@ -64,10 +65,16 @@ CASES = [
       (Tick(4.75 - JUST_BEFORE), Wait(4.75)),
       (Tick(4.75), Answer(DEADLINE))]),
     ("past the soft deadline a quorum answers with fewer rows than asked (issue 21, 7b)",
-     "a b c hung", "", Rules(limit=20, grace=0.5),
+     "a b c hung", "", LARGE_LIMIT,
      [(back(0.25, 17, "a", "b", "c"), Wait(2.5)),
       (Tick(2.5 - JUST_BEFORE), Wait(2.5)),
       (Tick(2.5), Answer(SOFT_SHORT))]),
+    ("a quorum just before the soft deadline: the answer with fewer rows waits for its grace",
+     "a b c d", "", RULES,
+     [(back(2.25, 3, "a", "b"), Wait(2.5)),
+      (Tick(2.5), Wait(2.75)),
+      (Tick(2.75 - JUST_BEFORE), Wait(2.75)),
+      (Tick(2.75), Answer(SOFT_SHORT))]),
     ("a quorum reached after the soft deadline still gets its grace",
      "a b c d", "", RULES,
      [(Tick(2.5), Wait(4.75)),
@@ -107,7 +114,7 @@ CASES = [
       (back(0.125, 8, "a"), Wait(0.625)),  # 1 of the 2 asked is the quorum
       (Tick(0.625), Answer(ENOUGH))]),
     ("0.6 of 5 engines is 3 answers, not 4",
-     "a b c d e", "", Rules(limit=8, quorum=0.6, grace=0.5),
+     "a b c d e", "", Rules(limit=8, quorum=0.6, grace=0.5, soft=2.5, hard=4.75),
      [(back(0.125, 8, "a", "b"), Wait(2.5)),
       (back(0.25, 8, "c"), Wait(0.75)),
       (Tick(0.75), Answer(ENOUGH))]),

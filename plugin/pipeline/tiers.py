@@ -84,10 +84,10 @@ class Rules:
     """The settings the decision reads, in seconds of the search's clock."""
 
     limit: int
-    quorum: float = 0.5
-    grace: float = 0.4
-    soft: float = 2.5
-    hard: float = 5.0 - ANSWER_RESERVE_S
+    quorum: float
+    grace: float
+    soft: float
+    hard: float  # `deadline_ms` less the answer reserve
 
     @classmethod
     def of(cls, settings: Settings, limit: int) -> "Rules":
@@ -122,9 +122,6 @@ class TierState:
         return cls(rules, tuple([EngineState(name, True, OUT) for name in first]
                                 + [EngineState(name, False, WAITING) for name in second]), at=at)
 
-    def phase(self, name: str) -> str:
-        return next(engine.phase for engine in self.engines if engine.name == name)
-
     def count(self, *phases: str) -> int:
         return sum(1 for engine in self.engines if engine.phase in phases)
 
@@ -136,12 +133,12 @@ class TierState:
     def needed(self) -> int:
         """Answers that make a quorum (see the module docstring)."""
         contenders = self.count(OUT, QUEUED, ANSWERED)
-        # round(): 0.6 of 5 engines is 3, not the 4 that ceil(3.0000000000000004) would make it
-        return min(math.ceil(round(self.rules.quorum * (contenders + self.count(BENCHED)), 9)), contenders)
+        # less a hair: 0.6 of 5 engines is 3, not the 4 that ceil(3.0000000000000004) would make it
+        return min(math.ceil(self.rules.quorum * (contenders + self.count(BENCHED)) - 1e-9), contenders)
 
     @property
     def has_quorum(self) -> bool:
-        return self.count(OUT, QUEUED, ANSWERED) > 0 and self.count(ANSWERED) >= self.needed
+        return self.count(ANSWERED) >= self.needed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,7 +198,7 @@ def step(state: TierState, event: Event) -> tuple[TierState, Action]:
     if state.answered is not None:
         return state, Answer(state.answered)
     # The clock ran since the previous event unless an engine the search waits for was queued.
-    clock = state.clock if state.paused else state.clock + max(0.0, event.at - state.at)
+    clock = state.clock if state.paused else state.clock + event.at - state.at
     engines, kept = state.engines, state.kept
     if isinstance(event, Came):
         came = dict(event.outcomes)
@@ -237,13 +234,13 @@ def step(state: TierState, event: Event) -> tuple[TierState, Action]:
     if state.paused:
         return state, Wait(None)
     targets = [rules.hard, rules.soft]
-    if waiting and state.quorum_at is not None:
-        targets.append(state.quorum_at + rules.grace)  # the fallback starts then
+    if state.quorum_at is not None:
+        # The grace after the quorum: the fallback starts then; past the soft deadline, the answer goes out.
+        after = state.quorum_at + rules.grace
+        targets.append(after if waiting else max(rules.soft, after))
     if state.enough_at is not None:
         targets.append(state.enough_at + rules.grace)
-    if state.quorum_at is not None and state.quorum_at + rules.grace > rules.soft:
-        targets.append(state.quorum_at + rules.grace)  # past the soft deadline: the answer goes out then
-    return state, Wait(min((t for t in targets if t > clock), default=None))
+    return state, Wait(min(t for t in targets if t > clock))
 
 
 def _counted(state: TierState) -> TierState:
@@ -325,8 +322,7 @@ class Flights:
 
     def unanswered(self) -> list[Flight]:
         """Runs whose request is out and has no answer yet."""
-        return [flight for flight in self._by_key.values()
-                if not flight.task.done() and flight.clock.admitted and flight.clock.engine_ms() > 0]
+        return [flight for flight in self._by_key.values() if not flight.task.done() and flight.clock.admitted]
 
     async def drain(self) -> None:
         """Wait for every run in the background to finish (tests, benchmarks)."""
