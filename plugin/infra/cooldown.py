@@ -20,8 +20,9 @@ A process that ends while an engine's request is still out (the CLI, once it has
 never sees that engine time out. It records the time the request had been out instead (`unanswered`):
 an entry with status `slow` that benches nothing, keeps the count of earlier failure episodes, and adds
 up the unanswered time of such exits with no answer in between (any answer clears it, as a success
-does). Once that time reaches the engine's own deadline (`timeout_ms`), the engine is benched as a
-timeout would have benched it: one-shot processes learn that an engine hangs, as a long-lived one does.
+does). Once that time reaches `deadline_ms`, the engine is benched as a timeout would have benched it,
+the rule for a background run given up for a search that waits (plugin.pipeline.tiers): one-shot
+processes learn that an engine hangs, as a long-lived one does.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ class CooldownEntry:
 # Status of an entry that benches nothing: time an engine's requests were out, unanswered, when the
 # processes that sent them ended (`Cooldowns.unanswered`); its detail says how much, in this form.
 SLOW = "slow"
-_SLOW_DETAIL = "{ms} ms without an answer, in {exits} searches that ended first"
-_SLOW_PARSE = re.compile(r"(\d+) ms without an answer, in (\d+) searches")
+_SLOW_DETAIL = "{ms} ms without an answer (processes that ended first: {exits})"
+_SLOW_PARSE = re.compile(r"(\d+) ms without an answer \(processes that ended first: (\d+)\)")
 
 
 # A pure function from the stored entry (or None) to the new one; stores apply it atomically.
@@ -157,10 +158,9 @@ class Cooldowns:
             found = _SLOW_PARSE.match(previous.detail)
             so_far, exits = (int(found[1]), int(found[2])) if found else (0, 0)
         total, exits = so_far + max(0, ms), exits + 1
-        if total >= self.settings.timeout_ms:
-            detail = f"no answer: {_SLOW_DETAIL.format(ms=total, exits=exits)}"
+        if total >= self.settings.deadline_ms:
             return CooldownEntry(until=now + self.window("timeout", episodes + 1, None), failures=episodes + 1,
-                                 status="timeout", detail=detail)
+                                 status="timeout", detail=_SLOW_DETAIL.format(ms=total, exits=exits))
         return CooldownEntry(until=now, failures=episodes, status=SLOW,
                              detail=_SLOW_DETAIL.format(ms=total, exits=exits))
 

@@ -30,8 +30,8 @@ Engines still running when the answer goes out are reported `late` and their par
 shown. They keep running in the background (`Flights`), so their outcome still updates cooldowns and
 the answer cache: a long-lived searcher (API, MCP, `serve`) learns from them. `Searcher.close()` (the
 CLI's exit) cancels them, first recording each one's time without an answer (plugin.infra.cooldown,
-`Cooldowns.unanswered`): exits that leave an engine unanswered, `timeout_ms` of it in all with no answer
-between, bench it as its timeout would have. A request someone waits for that is queued for the same
+`Cooldowns.unanswered`): exits that leave an engine unanswered, `deadline_ms` of it in all with no answer
+between, bench it as a timeout would have. A request someone waits for that is queued for the same
 upstream takes the slot of the most recent background run (admission.py); one given up after more than
 `deadline_ms` without an answer counts as the engine's timeout. An engine still waiting for admission
 when the answer goes out is `skipped` (`overloaded`) and withdrawn.
