@@ -261,7 +261,7 @@ class Flight:
     key: str
     task: asyncio.Task[EngineRun]
     clock: EngineClock
-    upstream: str = ""  # whose cooldown its outcome updates
+    upstream: str  # whose cooldown its outcome updates
     waiters: int = 0
 
 
@@ -273,9 +273,8 @@ class Flights:
         self._running: set[asyncio.Task[EngineRun]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def join(self, key: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
-             new_clock: Callable[[], EngineClock], on_done: Callable[[Flight], None] | None = None,
-             upstream: str = "") -> Flight:
+    def join(self, key: str, upstream: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
+             new_clock: Callable[[], EngineClock], on_done: Callable[[Flight], None] | None = None) -> Flight:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # tasks of another (finished) event loop cannot be awaited here
             self._by_key, self._running, self._loop = {}, set(), loop
@@ -367,13 +366,13 @@ class Tiers:
 
     def _start(self, slot: _Slot, plan: SearchPlan) -> Flight:
         engine, tier = slot.engine, slot.tier
-        slot.flight = self.flights.join(flight_key(self.settings, engine, tier, plan),
+        upstream = self.settings.upstream(engine.name)
+        slot.flight = self.flights.join(flight_key(self.settings, engine, tier, plan), upstream,
                                         lambda clock: self.runner.run(engine, tier, plan, clock),
-                                        self.runner.clock, lambda flight: self._given_up(flight, engine),
-                                        upstream=self.settings.upstream(engine.name))
+                                        self.runner.clock, self._given_up)
         return slot.flight
 
-    def _given_up(self, flight: Flight, engine: Engine) -> None:
+    def _given_up(self, flight: Flight) -> None:
         """A run nobody waited for, cancelled to free its slot, that had been out longer than any search
         waits (`deadline_ms`): a timeout for the engine's cooldown, as its own deadline would have been."""
         clock = flight.clock
@@ -381,7 +380,7 @@ class Tiers:
             return
         detail = f"no answer within {clock.engine_ms()} ms (its slot went to a search that waited)"
         self.flights.keep(asyncio.get_running_loop().create_task(
-            self.runner.cooldowns.failure(self.settings.upstream(engine.name), "timeout", None, detail)))
+            self.runner.cooldowns.failure(flight.upstream, "timeout", None, detail)))
 
     async def close(self) -> None:
         """Cancel every run still going (the process ends), first recording each engine's time without an
