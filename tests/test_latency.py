@@ -612,3 +612,22 @@ async def test_an_engine_late_in_several_searches_of_one_process_is_one_exit_of_
     entry = await s.state.get(s.settings.upstream("brave"))
     found = re.fullmatch(r"(\d+) ms without an answer \(processes that ended first: 1\)", entry.detail)
     assert found and int(found[1]) >= 600  # the first request's time (out since before the pause)
+
+
+async def test_engine_runs_cancelled_under_a_waiting_search_leave_it_an_answer(standins):
+    """The searcher's engine runs cancelled while a search still waits for one (its flights closed, as at
+    exit): the search does not fail; that engine is reported skipped, the others as they answered."""
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    s = make({"bing": good.url, "brave": stuck.url}, grace_ms=20000, soft_deadline_ms=20000, deadline_ms=30000,
+             timeout_ms=30000)
+    search = asyncio.create_task(s.search("rust async runtime"))
+    for _ in range(200):
+        if stuck.requests:
+            break
+        await asyncio.sleep(0.01)
+    await s.flights.close()
+    response = await asyncio.wait_for(search, 10)
+    await s.close()
+    reports = {e.name: (e.status, e.detail) for e in response.engines}
+    assert reports["brave"] == ("skipped", "overloaded")  # bing: ok, or skipped too had it not answered yet

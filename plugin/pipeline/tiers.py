@@ -445,7 +445,7 @@ class Tiers:
         for slot in slots:
             if slot.run is None and slot.flight is not None and slot.flight.task.done():
                 arrived.append(slot)
-                if slot.flight.task.cancelled():  # cannot happen while we wait for it; be safe
+                if slot.flight.task.cancelled():  # the searcher's runs were cancelled (closed) under it
                     slot.run = EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED)
                 else:
                     slot.run = dataclasses.replace(slot.flight.task.result())
