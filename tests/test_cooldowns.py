@@ -421,3 +421,12 @@ async def test_a_forgotten_record_of_unanswered_time_counts_no_more():
 def test_a_record_of_unanswered_time_never_benches_whatever_its_time():
     assert not CooldownEntry(until=2e9, failures=0, status="slow").active(1e9)
     assert CooldownEntry(until=2e9, failures=0, status="timeout").active(1e9)
+
+
+async def test_a_record_of_unanswered_time_that_cannot_be_read_starts_the_count_again():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    await cooldowns.store.put("bing", CooldownEntry(until=clock.now - 5, failures=2, status="slow", detail="garbled"))
+    entry = await cooldowns.unanswered("bing", 500)
+    assert (entry.status, entry.failures, entry.detail) == ("slow", 2, "500 ms without an answer (processes that "
+                                                                        "ended first: 1)")

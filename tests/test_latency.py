@@ -631,3 +631,53 @@ async def test_engine_runs_cancelled_under_a_waiting_search_leave_it_an_answer(s
     await s.close()
     reports = {e.name: (e.status, e.detail) for e in response.engines}
     assert reports["brave"] == ("skipped", "overloaded")  # bing: ok, or skipped too had it not answered yet
+
+
+async def test_a_store_failing_at_exit_does_not_stop_the_exit(standins, caplog):
+    from plugin.infra.state import MemoryState
+
+    class Failing(MemoryState):
+        async def update(self, engine, change, keep_s):
+            raise RuntimeError("disk full")
+
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    s = Searcher(Settings(endpoints={"bing": good.url, "brave": stuck.url}, engines=["bing", "brave"], grace_ms=50),
+                 state=Failing())
+    response = await s.search("rust async runtime")
+    await s.close()
+    assert statuses(response)["brave"] == "late" and s.flights.running == 0  # cancelled all the same
+    assert any("could not record" in r.getMessage() and "disk full" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("out_ms, benched", [(1000, True), (999, False)])
+async def test_a_run_given_up_after_exactly_deadline_ms_is_a_timeout(out_ms, benched):
+    """The given-up rule at its boundary, on a run's clock set by hand: out for `deadline_ms` or more when
+    its slot went to a search that waited, the engine is benched; a millisecond less, nothing is recorded."""
+    from plugin.infra.admission import EngineClock
+    from plugin.infra.state import MemoryState
+    from plugin.pipeline.tiers import Flight
+
+    s = Searcher(Settings(engines=["bing"], deadline_ms=1000), state=MemoryState())
+    task = asyncio.create_task(asyncio.sleep(3600))
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    clock = EngineClock(30.0, 60.0)
+    clock.engine_s, clock.preempted = out_ms / 1000, True
+    s.tiers._given_up(Flight("key", task, clock, "bing"))
+    await s.flights.drain()
+    entry = await s.state.get("bing")
+    await s.close()
+    assert (entry is not None and entry.status == "timeout") is benched
+
+
+async def test_a_search_leaves_nothing_attached_to_the_runs_it_leaves_behind(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    s = make({"bing": good.url, "brave": stuck.url}, grace_ms=50)
+    response = await s.search("rust async runtime")
+    background = s.flights.unanswered()
+    watchers = [list(flight.clock._watchers) for flight in background]
+    await s.close()
+    assert statuses(response)["brave"] == "late" and len(background) == 1
+    assert watchers == [[]]  # the search's wake-up hook went with it

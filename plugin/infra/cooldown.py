@@ -157,7 +157,7 @@ class Cooldowns:
         if previous is not None and previous.status == SLOW:
             found = _SLOW_PARSE.match(previous.detail)
             so_far, exits = (int(found[1]), int(found[2])) if found else (0, 0)
-        total, exits = so_far + max(0, ms), exits + 1
+        total, exits = so_far + ms, exits + 1
         if total >= self.settings.deadline_ms:
             return CooldownEntry(until=now + self.window("timeout", episodes + 1, None), failures=episodes + 1,
                                  status="timeout", detail=_SLOW_DETAIL.format(ms=total, exits=exits))
