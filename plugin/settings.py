@@ -320,13 +320,14 @@ class Settings(BaseSettings):
         5000, ge=100, le=600000,
         description="Overall deadline of a search, both tiers, from its first request out (METASEARCH_DEADLINE_MS)")
     quorum: float = Field(0.5, gt=0, le=1,
-                          description="Share of the running engines that must have answered before an early answer")
+                          description="Share of the engines asked or benched (at most those asked) that must have "
+                                      "answered before an early answer")
     grace_ms: int = Field(400, ge=0, le=60000,
                           description="Wait after a quorum answered and `limit` rows were kept, for the rest")
     soft_deadline_ms: int = Field(
         2500, ge=0, le=600000,
-        description="Time after which a search answers once it has `limit` rows, quorum or not, and starts the "
-                    "fallback tier when it has fewer")
+        description="Time after which a search answers once it has `limit` rows, quorum or not, or with fewer "
+                    "once a quorum answered (+ grace); it starts the fallback tier then when it has fewer")
     workers: int = Field(1, ge=1, le=64, description="Processes `metasearch serve` runs on one port")
     endpoints: dict[str, str] = Field(
         default_factory=dict,

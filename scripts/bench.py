@@ -49,8 +49,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="score fusion on a folder of ranked URL lists with graded judgments (lists.json, "
                              "judgments.json)")
     parser.add_argument("--tier-aware", action="store_true",
-                        help="corpus: replay tier-aware as a live search would (fallback engines only when no "
-                             "primary engine kept a row) instead of fusing every captured engine")
+                        help="corpus: replay tier-aware as a live search would (fallback engines only when the "
+                             "primaries kept fewer than limit rows) instead of fusing every captured engine")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--plot", action="store_true", help="draw charts into bench/images/ (needs matplotlib)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 if the corpus set falls below floors")

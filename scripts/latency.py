@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Latency harness (a benchmark, not a test): how long searches take, and what waiting is blamed on.
 
-    python scripts/latency.py hung      [--searches 60]        6 healthy lognormal engines + 1 hung one
+    python scripts/latency.py hung      [--searches 60] [--keep-cooldowns]
+                                                               6 healthy lognormal engines + 1 hung one
+    python scripts/latency.py limit     [--searches 10] [--limit 20]
+                                                               3 engines answering in 300 ms + 1 hung one
+    python scripts/latency.py oneshot   [--searches 30]        the same as one `metasearch search` process each
     python scripts/latency.py deadline  [--searches 5]         hung primary + hung fallback
     python scripts/latency.py burst     [--concurrency 200] [--identical] [--rounds 2]
     python scripts/latency.py cpu       [--searches 100] [--profile]
@@ -21,7 +25,15 @@ cleared before each search so it is live on every one.
 Printed: wall time p50/p95/p99, false timeouts (a `timeout` from an engine that is not hung), benched
 engines, empty answers, queue time, upstream requests per engine (counted by the stand-ins), and top-8
 agreement with a wait-for-every-healthy-engine run of the same query (same pages, no delays, hung
-engine left out): how many of the 8 URLs are the same.
+engine left out): how many of the 8 URLs are the same. With --keep-cooldowns the hung engine's
+cooldown is left as the searches make it (a long-lived process: its late runs time out in the
+background and bench it for most searches), to compare the agreement with the engine live and benched.
+
+`limit`: three engines answering their real pages in a fixed 300 ms and the hung one, each search asking
+for `--limit` rows (20), more than the three pages give: when does it answer, with how many rows, and
+what does it say about them. `oneshot`: the same four engines, one `metasearch search` process per
+search sharing one state directory (as a harness spawning the CLI per tool call): what the hung engine's
+status is in each process, i.e. whether processes that each give up on it learn that it hangs.
 
 Settings can be varied: --deadline-ms, --grace-ms, --quorum, --soft-deadline-ms, --timeout-ms,
 --upstream-concurrency (fields a checkout does not have are ignored, so an older checkout can be
@@ -96,6 +108,8 @@ def standins_main() -> None:
                     home = key.startswith("startpage") and request.path == "/"
                     if item["mode"] == "lognormal" and not home:  # one draw per search, two-step engines too
                         await asyncio.sleep(min(30.0, rng.lognormvariate(math.log(MEDIAN_S), SIGMA)))
+                    if item["mode"] == "fixed" and not home:
+                        await asyncio.sleep(item["delay"])
                     data = STARTPAGE_HOME.encode() if home else body
                     return web.Response(body=data, content_type="text/html", charset="utf-8")
                 return handler
@@ -116,11 +130,14 @@ def standins_main() -> None:
 class Standins:
     """The stand-in process: `live` engines (lognormal or hung) and `ref` copies answering at once."""
 
-    def __init__(self, hung: list[str] = (), seed: int = 11, healthy: bool = True):
+    def __init__(self, hung: list[str] = (), seed: int = 11, healthy: bool = True,
+                 fixed: dict[str, float] | None = None):
         spec: dict[str, dict] = {}
         for i, name in enumerate(HEALTHY if healthy else ()):
             spec[name] = {"mode": "lognormal", "page": PAGES[name], "seed": seed * 100 + i}
             spec[f"{name}@ref"] = {"mode": "instant", "page": PAGES[name]}
+        for name, delay in (fixed or {}).items():  # a fixed delay instead of a lognormal draw
+            spec[name] = {"mode": "fixed", "page": PAGES[name], "delay": delay}
         for name in hung:
             spec[name] = {"mode": "hang"}
         self.spec = spec
@@ -235,7 +252,8 @@ async def scenario_hung(args: argparse.Namespace) -> dict:
             await searcher.search(f"{QUERY} warm")  # connections opened, modules loaded
             for i in range(args.searches):
                 query = f"{QUERY} {i}"
-                await searcher.state.clear(settings.upstream(HUNG))  # the hung engine is live on every search
+                if not args.keep_cooldowns:  # the hung engine is live on every search
+                    await searcher.state.clear(settings.upstream(HUNG))
                 started = time.perf_counter()
                 response = await searcher.search(query)
                 walls.append(time.perf_counter() - started)
@@ -247,8 +265,10 @@ async def scenario_hung(args: argparse.Namespace) -> dict:
         summary = engine_summary(responses)
         false_timeouts = sum(n for name, st in summary["statuses"].items() if name != HUNG
                              for status, n in st.items() if status == "timeout")
-        return {"scenario": f"{len(HEALTHY)} healthy lognormal engines + 1 hung ({HUNG}), every engine primary",
-                "engines": names, "searches": len(walls), "settings": tuning(args) or "defaults",
+        benched = summary["statuses"].get(HUNG, {}).get("cooldown", 0)
+        return {"scenario": f"{len(HEALTHY)} healthy lognormal engines + 1 hung ({HUNG}), every engine primary"
+                            + (", its cooldown kept" if args.keep_cooldowns else ""),
+                "hung_engine_benched_in": f"{benched} of {len(walls)} searches", "engines": names, "searches": len(walls), "settings": tuning(args) or "defaults",
                 "wall_s": percentiles(walls), "top8_agreement_mean": round(statistics.fmean(agreement), 2),
                 "top8_agreement_min": min(agreement), "false_timeouts": false_timeouts,
                 "empty_answers": sum(1 for r in responses if not r.results), **summary}
@@ -545,7 +565,65 @@ async def scenario_coldstart(args: argparse.Namespace) -> dict:
     return result
 
 
-SCENARIOS = {"hung": scenario_hung, "deadline": scenario_deadline, "burst": scenario_burst, "cpu": scenario_cpu,
+LIMIT_ENGINES = ["mojeek", "yahoo", "startpage"]  # 17 distinct rows between them: fewer than 20
+
+
+def limit_standins() -> Standins:
+    return Standins(hung=[HUNG], healthy=False, fixed={name: 0.3 for name in LIMIT_ENGINES})
+
+
+async def scenario_limit(args: argparse.Namespace) -> dict:
+    with limit_standins() as standins:
+        endpoints = standins.endpoints(LIMIT_ENGINES) | {HUNG: standins.url(HUNG)}
+        settings = make_settings(endpoints, **tuning(args))
+        searcher = make_searcher(settings)
+        walls, rows, responses = [], [], []
+        try:
+            await searcher.search(f"{QUERY} warm", limit=args.limit)
+            for i in range(args.searches):
+                await searcher.state.clear(settings.upstream(HUNG))  # the hung engine is live on every search
+                started = time.perf_counter()
+                response = await searcher.search(f"{QUERY} {i}", limit=args.limit)
+                walls.append(time.perf_counter() - started)
+                rows.append(len(response.results))
+                responses.append(response)
+        finally:
+            await searcher.close()
+        return {"scenario": f"{len(LIMIT_ENGINES)} engines answering in a fixed 300 ms + 1 hung ({HUNG}), "
+                            f"limit {args.limit}", "searches": len(walls), "settings": tuning(args) or "defaults",
+                "wall_s": percentiles(walls), "rows": {"min": min(rows), "max": max(rows)},
+                "warnings_of_the_last": responses[-1].warnings, **engine_summary(responses)}
+
+
+async def scenario_oneshot(args: argparse.Namespace) -> dict:
+    state_dir = tempfile.mkdtemp(prefix="metasearch-latency-")
+    names = [*LIMIT_ENGINES, HUNG]
+    env = {"PYTHONPATH": str(ROOT), **os.environ, "METASEARCH_STATE_DIR": state_dir,
+           "METASEARCH_TIERS": json.dumps({name: "primary" for name in names}),
+           **{f"METASEARCH_{key.upper()}": str(value) for key, value in tuning(args).items()}}
+    command = metasearch_command()
+    hung_status: list[str] = []
+    walls = []
+    try:
+        with limit_standins() as standins:
+            endpoints = standins.endpoints(LIMIT_ENGINES) | {HUNG: standins.url(HUNG)}
+            search = [*command, "search", "--engines", ",".join(names), "--json", "--no-cache",
+                      *(part for name, url in endpoints.items() for part in ("--endpoint", f"{name}={url}"))]
+            for i in range(args.searches):
+                _, wall, out = child_cpu([*search, f"{QUERY} {i}"], env)
+                walls.append(wall)
+                hung_status.append(next(e["status"] for e in json.loads(out)["engines"] if e["name"] == HUNG))
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+    counts = {status: hung_status.count(status) for status in sorted(set(hung_status))}
+    return {"scenario": f"one `metasearch search` process per search, one state directory: "
+                        f"{len(LIMIT_ENGINES)} engines answering in a fixed 300 ms + 1 hung ({HUNG})",
+            "searches": len(walls), "settings": tuning(args) or "defaults", "wall_s": percentiles(walls),
+            "hung_engine": counts, "hung_engine_in_order": "".join(status[0] for status in hung_status)}
+
+
+SCENARIOS = {"hung": scenario_hung, "limit": scenario_limit, "oneshot": scenario_oneshot,
+             "deadline": scenario_deadline, "burst": scenario_burst, "cpu": scenario_cpu,
              "serve": scenario_serve, "coldstart": scenario_coldstart}
 
 
@@ -565,6 +643,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--keep-cooldowns", action="store_true")
+    parser.add_argument("--limit", type=int, default=20)
     for name in ("deadline-ms", "grace-ms", "soft-deadline-ms", "timeout-ms", "upstream-concurrency"):
         parser.add_argument(f"--{name}", type=int)
     parser.add_argument("--quorum", type=float)
@@ -572,7 +652,7 @@ def main() -> int:
     if not CORPUS.is_dir():
         print(f"the real-page corpus is not at {CORPUS} (set METASEARCH_CORPUS)", file=sys.stderr)
         return 2
-    defaults = {"hung": 60, "deadline": 5, "cpu": 100}
+    defaults = {"hung": 60, "deadline": 5, "cpu": 100, "limit": 10, "oneshot": 30}
     chosen = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     for name in chosen:
         if name == "burst" and args.scenario == "all":

@@ -138,8 +138,10 @@ async def test_replay_matches_by_host_and_query_text_not_exact_url():
     assert query_text("https://x/", b"q=a+b&kl=wt-wt") == "a b"
 
 
-async def test_replay_is_tier_aware(standins, tmp_path):
-    """A recorded fallback engine is not ranked when the primary tier answered."""
+@pytest.mark.parametrize("primary_rows", [8, 1])
+async def test_replay_is_tier_aware(standins, tmp_path, primary_rows):
+    """A recorded fallback engine is not ranked when the primaries kept `limit` (8) rows; with fewer, it
+    runs, as in a live search (issue 21, item 6)."""
     from datetime import datetime
 
     from plugin.bench.runner import replay_query
@@ -147,16 +149,18 @@ async def test_replay_is_tier_aware(standins, tmp_path):
     from plugin.bench.replay import Exchange
     from plugin.settings import Settings
 
+    rows = [(f"Python asyncio gather {i}", f"https://site{i}.example.org/asyncio-gather", "python asyncio gather")
+            for i in range(primary_rows)]
     bing = Exchange("bing", "GET", "https://www.bing.com/search?q=python+asyncio+gather", None, {}, 200,
-                    {"Content-Type": "text/html"}, bing_page(ROWS[:1]).encode(), "https://www.bing.com/search")
+                    {"Content-Type": "text/html"}, bing_page(rows).encode(), "https://www.bing.com/search")
     lite = Exchange("duckduckgo-lite", "POST", "https://lite.duckduckgo.com/lite/", b"q=python+asyncio+gather",
                     {}, 200, {"Content-Type": "text/html"}, b"unused", "https://lite.duckduckgo.com/lite/")
     cassette = Cassette("python asyncio gather", datetime(2026, 1, 1), [bing, lite])
     query = JudgedQuery("q", "python asyncio gather", "en", "docs", ("docs.python.org",))
     settings = Settings(engines=["bing", "duckduckgo-lite"])
     qrun = await replay_query(query, cassette, settings)
-    # The fallback's recording exists (an unparseable body: consulting it would give "error") but is skipped.
-    assert qrun.statuses == {"bing": "ok", "duckduckgo-lite": "skipped"}
+    # The fallback's recording exists (an unparseable body: consulting it gives "error").
+    assert qrun.statuses == {"bing": "ok", "duckduckgo-lite": "skipped" if primary_rows == 8 else "error"}
     assert set(qrun.engine_rows) == {"bing", "duckduckgo-lite"}  # the bench still scores it alone
 
 

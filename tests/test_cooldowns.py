@@ -356,3 +356,77 @@ async def test_a_full_memory_cache_drops_its_expired_entries_before_any_live_one
     clock.now += 1  # k0..k4 expire now
     await state.cache_put("new", "v", 300)
     assert [await state.cache_get(k) for k in ("k4", "k5", "k99", "k1000", "new")] == [None, "v", "v", "v", "v"]
+
+
+# ----- unanswered at exit (issue 21, item 7): one-shot processes learn that an engine hangs -----
+async def test_unanswered_exits_add_up_to_a_timeout_bench():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    first = await cooldowns.unanswered("bing", 1200)
+    assert (first.status, first.failures) == ("slow", 0)
+    assert first.detail == "1200 ms without an answer (processes that ended first: 1)"
+    assert await cooldowns.active("bing") is None  # a record, not a bench
+    clock.now += 10
+    second = await cooldowns.unanswered("bing", 1799)
+    assert (second.status, second.detail) == ("slow", "2999 ms without an answer (processes that ended first: 2)")
+    clock.now += 10
+    third = await cooldowns.unanswered("bing", 1)  # exactly deadline_ms in all: a timeout
+    assert (third.status, third.failures, third.until - clock.now) == ("timeout", 1, 30)
+    assert third.detail == "3000 ms without an answer (processes that ended first: 3)"
+    assert await cooldowns.active("bing") == third
+
+
+async def test_an_answer_between_unanswered_exits_starts_the_count_again():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    await cooldowns.unanswered("bing", 2000)
+    await cooldowns.success("bing")
+    entry = await cooldowns.unanswered("bing", 2000)
+    assert (entry.status, entry.detail) == ("slow", "2000 ms without an answer (processes that ended first: 1)")
+
+
+async def test_unanswered_exits_keep_the_failure_episodes_and_escalate_from_them():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    first = await cooldowns.failure("bing", "timeout")
+    clock.now = first.until + 5
+    slow = await cooldowns.unanswered("bing", 1000)
+    assert (slow.status, slow.failures) == ("slow", 1)
+    benched = await cooldowns.unanswered("bing", 2000)
+    assert (benched.status, benched.failures, benched.until - clock.now) == ("timeout", 2, 60)
+    # A real failure after a record of unanswered time is a new episode, whenever its request was sent.
+    clock.now = benched.until + 5
+    await cooldowns.unanswered("bing", 100)
+    failure = await cooldowns.failure("bing", "error", started=clock.now - 3600)
+    assert (failure.failures, failure.until - clock.now) == (3, 120)
+
+
+async def test_an_unanswered_exit_of_a_benched_engine_changes_nothing():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    entry = await cooldowns.failure("bing", "blocked")
+    assert await cooldowns.unanswered("bing", 2999) == entry
+    assert await cooldowns.unanswered("bing", 5000) == entry
+
+
+async def test_a_forgotten_record_of_unanswered_time_counts_no_more():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    await cooldowns.unanswered("bing", 2000)
+    clock.now += 3600.001  # cooldown_memory_s after it
+    entry = await cooldowns.unanswered("bing", 2000)
+    assert (entry.status, entry.detail) == ("slow", "2000 ms without an answer (processes that ended first: 1)")
+
+
+def test_a_record_of_unanswered_time_never_benches_whatever_its_time():
+    assert not CooldownEntry(until=2e9, failures=0, status="slow").active(1e9)
+    assert CooldownEntry(until=2e9, failures=0, status="timeout").active(1e9)
+
+
+async def test_a_record_of_unanswered_time_that_cannot_be_read_starts_the_count_again():
+    clock = FakeClock()
+    cooldowns = policy(clock, deadline_ms=3000)
+    await cooldowns.store.put("bing", CooldownEntry(until=clock.now - 5, failures=2, status="slow", detail="garbled"))
+    entry = await cooldowns.unanswered("bing", 500)
+    assert (entry.status, entry.failures, entry.detail) == ("slow", 2, "500 ms without an answer (processes that "
+                                                                        "ended first: 1)")

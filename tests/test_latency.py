@@ -52,6 +52,7 @@ async def test_a_hung_engine_does_not_hold_the_answer_and_is_reported_late(stand
     late = next(e for e in response.engines if e.name == "brave")
     assert late.kept == 0 and late.latency_ms is not None and "no answer" in late.detail
     assert len(response.results) == 8 and response.partial is True
+    assert response.warnings == []  # `limit` rows: none short, however late an engine
     assert elapsed < 5  # quorum + 0.3 s grace; the hung engine alone would hold it for 30 s
 
 
@@ -309,6 +310,15 @@ async def test_cli_cancels_late_engines_cleanly_at_exit(standins):
     assert {e["name"]: e["status"] for e in data["engines"]} == {"bing": "ok", "brave": "late"}
     for trouble in ("Task was destroyed", "ResourceWarning", "Unclosed", "never awaited", "Traceback"):
         assert trouble not in err.decode(), err.decode()
+    # Before it went, the process recorded how long brave had been out without an answer (issue 21, 7).
+    from plugin.infra.state import open_state
+
+    settings = Settings(endpoints={"brave": stuck.url})
+    state = open_state(settings)
+    entry = await state.get(settings.upstream("brave"))
+    await state.close()
+    assert entry is not None and entry.status == "slow" and not entry.active(time.time())
+    assert re.fullmatch(r"\d+ ms without an answer \(processes that ended first: 1\)", entry.detail)
 
 
 async def test_a_background_run_yields_its_slot_to_a_search_that_waits(standins):
@@ -469,3 +479,205 @@ async def test_the_youngest_background_run_makes_way_first(standins):
     assert len(stuck.requests) == 3
     assert second.preempted and not first.preempted
     assert holders[0] is first and second not in holders
+
+
+# ----- issue 21 (items 6, 7, 7b) and the issue-23 survivors of the tier loop -----
+JS_ROWS = [("JavaScript Tutorial: an introduction", "https://javascript.info/intro", "javascript tutorial intro"),
+           ("JavaScript Tutorial: first steps", "https://javascript.info/first-steps", "javascript tutorial basics"),
+           ("JavaScript tutorial at MDN", "https://developer.mozilla.org/en-US/docs/Learn/JavaScript",
+            "javascript tutorial guide")]
+
+
+@pytest.mark.parametrize("primary_delay", [0.0, 0.6], ids=["primary fast", "primary slower"])
+async def test_primaries_done_with_fewer_than_limit_rows_start_the_fallback_whatever_their_speed(
+        standins, primary_delay):
+    """Issue 21, item 6: the primary keeps 1 row of the allowed domain, the fallback has 2. A fast primary
+    used to end the search with its 1 row (fallback `skipped: primary tier answered`); a slower one, past
+    the soft deadline, started the fallback and got 2."""
+    bing = await standins(page(bing_page([JS_ROWS[0], JS_ROWS[2]]), delay=primary_delay))
+    ddg = await standins(page(ddg_page(JS_ROWS[:2])))
+    # Slower: the fallback starts at the soft deadline (300 ms), while the primary is still out.
+    s = make({"bing": bing.url, "duckduckgo-html": ddg.url}, tiers=FALLBACK_DDG, soft_deadline_ms=300,
+             grace_ms=1000, deadline_ms=30000, timeout_ms=30000)
+    response = await s.search("javascript tutorial", allowed_domains=["javascript.info"])
+    await s.close()
+    assert statuses(response) == {"bing": "ok", "duckduckgo-html": "ok"} and len(ddg.requests) == 1
+    assert [row.url for row in response.results] == ["https://javascript.info/intro",
+                                                     "https://javascript.info/first-steps"]
+
+
+async def test_a_large_limit_answers_after_the_soft_deadline_with_what_a_quorum_brought(standins):
+    """Issue 21, item 7b: three healthy engines and one that hangs, `limit` 20, 11 rows between them. The
+    answer waited for the overall deadline (here a minute); past the soft deadline, with a quorum answered,
+    it goes out with the 11 rows and says that fewer rows than asked came in time."""
+    healthy = {"bing": await standins(page(bing_page(ROWS[:4]), delay=0.05)),
+               "bing-cn": await standins(page(bing_page(ROWS[4:8]), delay=0.05)),
+               "duckduckgo-html": await standins(page(ddg_page(ROWS[8:11]), delay=0.05))}
+    stuck = await standins(hang(120))
+    s = make({name: st.url for name, st in healthy.items()} | {"brave": stuck.url}, soft_deadline_ms=300,
+             grace_ms=100, deadline_ms=60000, timeout_ms=60000)
+    response = await asyncio.wait_for(s.search("rust async runtime", limit=20), 30)  # a minute before
+    await s.close()
+    assert statuses(response) == {"bing": "ok", "bing-cn": "ok", "duckduckgo-html": "ok", "brave": "late"}
+    assert len(response.results) == 11
+    assert response.warnings == ["fewer rows than asked were available in time: 11 of 20; still running when "
+                                 "the search answered: brave"]
+
+
+async def test_all_rows_in_hand_say_nothing_of_rows_short(standins):
+    engine = await standins(page(bing_page(ROWS[:3])))
+    s = make({"bing": engine.url})
+    response = await s.search("rust async runtime", limit=20)
+    await s.close()
+    assert len(response.results) == 3 and response.warnings == []  # every engine answered: no more to have
+
+
+async def test_benched_engines_do_not_make_the_search_answer_with_fewer_engines(standins):
+    """Issue 21, item 7 (and the survivor counting benched engines as contenders): two of five engines are
+    benched. The quorum is counted over all five, as if they hung, so the search waits for three answers
+    of the three engines asked; it used to answer after two (and, counting the benched as answered,
+    after the first), leaving the slowest healthy engine `late`."""
+    engines = {"bing": await standins(page(bing_page(ROWS))),
+               "bing-cn": await standins(page(bing_page(ROWS[::-1]), delay=0.3)),
+               "duckduckgo-html": await standins(page(ddg_page(ROWS[2:]), delay=0.9))}
+    unused = await standins(page(bing_page(ROWS)))
+    s = make({name: st.url for name, st in engines.items()} | {"brave": unused.url, "mojeek": unused.url},
+             grace_ms=100, soft_deadline_ms=30000, deadline_ms=30000, timeout_ms=30000,
+             tiers={name: "primary" for name in ("bing", "bing-cn", "duckduckgo-html", "brave", "mojeek")})
+    for name in ("brave", "mojeek"):
+        await s.state.put(s.settings.upstream(name), CooldownEntry(until=time.time() + 600, failures=1,
+                                                                    status="timeout"))
+    response = await s.search("rust async runtime")
+    await s.close()
+    assert statuses(response) == {"bing": "ok", "bing-cn": "ok", "duckduckgo-html": "ok", "brave": "cooldown",
+                                  "mojeek": "cooldown"}
+    assert unused.requests == []
+
+
+async def test_limit_rows_from_one_fast_engine_wait_for_a_quorum(standins):
+    """One engine answers at once with `limit` rows; the other two answer a little later. Rows alone are
+    not enough in hand: the search waits for the quorum (then the grace), and nobody is `late`."""
+    fast = await standins(page(bing_page(ROWS)))
+    bing_cn = await standins(page(bing_page(ROWS[::-1]), delay=0.5))
+    ddg = await standins(page(ddg_page(ROWS), delay=0.5))
+    s = make({"bing": fast.url, "bing-cn": bing_cn.url, "duckduckgo-html": ddg.url}, grace_ms=100,
+             soft_deadline_ms=30000, deadline_ms=30000)
+    response = await s.search("rust async runtime")
+    await s.close()
+    assert statuses(response) == {"bing": "ok", "bing-cn": "ok", "duckduckgo-html": "ok"}
+
+
+async def test_processes_ending_with_an_engine_unanswered_bench_it_as_a_timeout_would(standins):
+    """Issue 21, item 7: a process that answers and ends (the CLI) never saw the hung engine time out, so it
+    was `late` in every process. Each exit now records how long the request had been out; once that adds
+    up to `deadline_ms`, the engine is benched as a timeout would have benched it."""
+    from plugin.infra.cooldown import SLOW
+    from plugin.infra.state import MemoryState
+
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    state = MemoryState()  # the store every "process" shares (SQLite for the CLI)
+    settings = Settings(endpoints={"bing": good.url, "brave": stuck.url}, engines=["bing", "brave"],
+                        timeout_ms=30000, grace_ms=50, deadline_ms=2000)
+    upstream = settings.upstream("brave")
+    entries, seen = [], []
+    for process in range(3):
+        s = Searcher(settings, state=state)
+        response = await s.search(f"rust async runtime {process}")
+        seen.append(statuses(response)["brave"])
+        if seen[-1] == "late":
+            await asyncio.sleep(1.1)  # the process does other work; the request is still out when it ends
+        await s.close()
+        entries.append(await state.get(upstream))
+    assert seen == ["late", "late", "cooldown"] and len(stuck.requests) == 2
+    first, second = entries[0], entries[1]
+    assert first.status == SLOW and not first.active(time.time()) and first.failures == 0
+    assert re.fullmatch(r"1\d{3} ms without an answer \(processes that ended first: 1\)", first.detail)
+    assert second.status == "timeout" and second.active(time.time()) and second.failures == 1
+    assert re.fullmatch(r"2\d{3} ms without an answer \(processes that ended first: 2\)", second.detail)
+
+
+async def test_an_engine_late_in_several_searches_of_one_process_is_one_exit_of_its_longest_time(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    from plugin.infra.state import MemoryState
+
+    s = Searcher(Settings(endpoints={"bing": good.url, "brave": stuck.url}, engines=["bing", "brave"], grace_ms=50,
+                          timeout_ms=30000, deadline_ms=30000), state=MemoryState())
+    first = await s.search("rust async runtime")
+    await asyncio.sleep(0.6)
+    second = await s.search("tokio runtime")
+    await s.close()
+    assert statuses(first)["brave"] == statuses(second)["brave"] == "late" and len(stuck.requests) == 2
+    entry = await s.state.get(s.settings.upstream("brave"))
+    found = re.fullmatch(r"(\d+) ms without an answer \(processes that ended first: 1\)", entry.detail)
+    assert found and int(found[1]) >= 600  # the first request's time (out since before the pause)
+
+
+async def test_engine_runs_cancelled_under_a_waiting_search_leave_it_an_answer(standins):
+    """The searcher's engine runs cancelled while a search still waits for one (its flights closed, as at
+    exit): the search does not fail; that engine is reported skipped, the others as they answered."""
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    s = make({"bing": good.url, "brave": stuck.url}, grace_ms=20000, soft_deadline_ms=20000, deadline_ms=30000,
+             timeout_ms=30000)
+    search = asyncio.create_task(s.search("rust async runtime"))
+    for _ in range(200):
+        if stuck.requests:
+            break
+        await asyncio.sleep(0.01)
+    await s.flights.close()
+    response = await asyncio.wait_for(search, 10)
+    await s.close()
+    reports = {e.name: (e.status, e.detail) for e in response.engines}
+    assert reports["brave"] == ("skipped", "overloaded")  # bing: ok, or skipped too had it not answered yet
+
+
+async def test_a_store_failing_at_exit_does_not_stop_the_exit(standins, caplog):
+    from plugin.infra.state import MemoryState
+
+    class Failing(MemoryState):
+        async def update(self, engine, change, keep_s):
+            raise RuntimeError("disk full")
+
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    s = Searcher(Settings(endpoints={"bing": good.url, "brave": stuck.url}, engines=["bing", "brave"], grace_ms=50),
+                 state=Failing())
+    response = await s.search("rust async runtime")
+    await s.close()
+    assert statuses(response)["brave"] == "late" and s.flights.running == 0  # cancelled all the same
+    assert any("could not record" in r.getMessage() and "disk full" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("out_ms, benched", [(1000, True), (999, False)])
+async def test_a_run_given_up_after_exactly_deadline_ms_is_a_timeout(out_ms, benched):
+    """The given-up rule at its boundary, on a run's clock set by hand: out for `deadline_ms` or more when
+    its slot went to a search that waited, the engine is benched; a millisecond less, nothing is recorded."""
+    from plugin.infra.admission import EngineClock
+    from plugin.infra.state import MemoryState
+    from plugin.pipeline.tiers import Flight
+
+    s = Searcher(Settings(engines=["bing"], deadline_ms=1000), state=MemoryState())
+    task = asyncio.create_task(asyncio.sleep(3600))
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    clock = EngineClock(30.0, 60.0)
+    clock.engine_s, clock.preempted = out_ms / 1000, True
+    s.tiers._given_up(Flight("key", task, clock, "bing"))
+    await s.flights.drain()
+    entry = await s.state.get("bing")
+    await s.close()
+    assert (entry is not None and entry.status == "timeout") is benched
+
+
+async def test_a_search_leaves_nothing_attached_to_the_runs_it_leaves_behind(standins):
+    good = await standins(page(bing_page(ROWS)))
+    stuck = await standins(hang(120))
+    s = make({"bing": good.url, "brave": stuck.url}, grace_ms=50)
+    response = await s.search("rust async runtime")
+    background = s.flights.unanswered()
+    watchers = [list(flight.clock._watchers) for flight in background]
+    await s.close()
+    assert statuses(response)["brave"] == "late" and len(background) == 1
+    assert watchers == [[]]  # the search's wake-up hook went with it

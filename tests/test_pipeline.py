@@ -144,19 +144,19 @@ async def test_cooldown_windows_depend_on_the_failure_and_honour_retry_after(sta
     await s.close()
 
 
-async def test_fallback_runs_only_when_every_primary_is_empty_or_irrelevant(standins):
+async def test_fallback_runs_only_when_the_primaries_keep_fewer_than_limit_rows(standins):
     primary = await standins(page(bing_page(PY_ROWS)))
     fallback = await standins(page(ddg_page(PY_ROWS)))
     tiers = {"bing": "primary", "duckduckgo-html": "fallback"}
     s = searcher({"bing": primary.url, "duckduckgo-html": fallback.url}, tiers=tiers)
-    response = await s.search("python release notes")
+    response = await s.search("python release notes", limit=3)  # the primary's three rows are enough
     assert {e.name: e.status for e in response.engines} == {"bing": "ok", "duckduckgo-html": "skipped"}
     assert fallback.requests == []
 
     # Now the primary answers with pages about something else: irrelevant, so the fallback runs.
     primary.behaviour = page(bing_page([("Cat pictures", "https://cats.example.com/", "cute cats"),
                                         ("Dog food", "https://dogs.example.com/", "kibble")]))
-    response = await s.search("python release notes")
+    response = await s.search("python release notes", limit=3)
     await s.close()
     assert {e.name: e.status for e in response.engines} == {"bing": "irrelevant", "duckduckgo-html": "ok"}
     assert len(fallback.requests) == 1
@@ -597,3 +597,17 @@ async def test_the_cli_explains_rows_in_the_table_and_in_json(standins):
     assert "votes:" not in await cli()
     rows = json.loads(await cli("--explain", "--json"))["results"]
     assert rows[0]["explain"]["votes"] == {"bing": 1.0} and rows[0]["explain"]["trust"] == {"bing": 1.0}
+
+
+async def test_max_per_domain_reaches_the_answer(standins):
+    """`max_per_domain` (diversify is unit-tested in test_ranking) is applied to what a search returns."""
+    docs = [(f"Python release notes {i}", f"https://docs.python.org/3/whatsnew/3.{i}.html", "python release notes")
+            for i in range(5)]
+    others = [("Python release notes explained", "https://realpython.com/python-release-notes/",
+               "python release notes"),
+              ("Python release notes digest", "https://lwn.net/python-release-notes/", "python release notes")]
+    engine = await standins(page(bing_page(docs + others)))
+    s = searcher({"bing": engine.url}, max_per_domain=2)
+    response = await s.search("python release notes", limit=4)
+    await s.close()
+    assert [row.domain for row in response.results] == ["python.org", "python.org", "realpython.com", "lwn.net"]

@@ -1,7 +1,7 @@
 """The bench: replay recorded engine responses through the full pipeline and score the rows.
 
-Replay is tier-aware (primary engines first, fallback only when no primary kept
-a row) and applies the same relevance gate as a live search; the corpus bench
+Replay is tier-aware (primary engines first, fallback only when the primaries kept
+fewer than `limit` rows) and applies the same relevance gate as a live search; the corpus bench
 puts every captured engine in the first wave (`every_engine_primary`) so that
 our ranking and the baselines merge the same engines. Each query runs with
 fresh cooldown state, at the moment it was recorded. Baselines rank the same

@@ -15,10 +15,19 @@ Two rules keep the window honest under load and offline:
 
 Memory is the same on every backend: an entry whose window ended more than `cooldown_memory_s` ago is
 forgotten by the policy itself, so the next failure counts as the first again.
+
+A process that ends while an engine's request is still out (the CLI, once it has printed its answer)
+never sees that engine time out. It records the time the request had been out instead (`unanswered`):
+an entry with status `slow` that benches nothing, keeps the count of earlier failure episodes, and adds
+up the unanswered time of such exits with no answer in between (any answer clears it, as a success
+does). Once that time reaches `deadline_ms`, the engine is benched as a timeout would have benched it,
+the rule for a background run given up for a search that waits (plugin.pipeline.tiers): one-shot
+processes learn that an engine hangs, as a long-lived one does.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Awaitable, Callable, Protocol
@@ -34,10 +43,17 @@ class CooldownEntry:
     detail: str = ""
 
     def active(self, now: float) -> bool:
-        return self.until > now
+        return self.until > now and self.status != SLOW
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+# Status of an entry that benches nothing: time an engine's requests were out, unanswered, when the
+# processes that sent them ended (`Cooldowns.unanswered`); its detail says how much, in this form.
+SLOW = "slow"
+_SLOW_DETAIL = "{ms} ms without an answer (processes that ended first: {exits})"
+_SLOW_PARSE = re.compile(r"(\d+) ms without an answer \(processes that ended first: (\d+)\)")
 
 
 # A pure function from the stored entry (or None) to the new one; stores apply it atomically.
@@ -97,7 +113,7 @@ class Cooldowns:
                    started: float, now: float) -> CooldownEntry:
         """The entry after a failure of a request that started at `started` (policy clock)."""
         previous = self.remembered(previous, now)
-        if previous is not None and started < previous.until:
+        if previous is not None and previous.status != SLOW and started < previous.until:
             # In flight when the window was set (or sent despite it): the same episode, no escalation.
             # A worse failure (a CAPTCHA after a timeout) may still lengthen the window, never shorten it.
             until = now + self.window(status, previous.failures, retry_after)
@@ -130,6 +146,28 @@ class Cooldowns:
             return self.next_entry(previous, status, retry_after, detail, now if started is None else started, now)
 
         return await self.store.update(engine, change, self.keep_s)
+
+    def after_unanswered(self, previous: CooldownEntry | None, ms: int, now: float) -> CooldownEntry:
+        """The entry after a process ended with the engine's request out for `ms`, unanswered."""
+        previous = self.remembered(previous, now)
+        if previous is not None and previous.active(now):
+            return previous  # benched already (it was asked anyway)
+        episodes = previous.failures if previous is not None else 0
+        so_far, exits = 0, 0
+        if previous is not None and previous.status == SLOW:
+            found = _SLOW_PARSE.match(previous.detail)
+            so_far, exits = (int(found[1]), int(found[2])) if found else (0, 0)
+        total, exits = so_far + ms, exits + 1
+        if total >= self.settings.deadline_ms:
+            return CooldownEntry(until=now + self.window("timeout", episodes + 1, None), failures=episodes + 1,
+                                 status="timeout", detail=_SLOW_DETAIL.format(ms=total, exits=exits))
+        return CooldownEntry(until=now, failures=episodes, status=SLOW,
+                             detail=_SLOW_DETAIL.format(ms=total, exits=exits))
+
+    async def unanswered(self, engine: str, ms: int) -> CooldownEntry:
+        """Record that this process ends with the engine's request out for `ms`, unanswered."""
+        return await self.store.update(engine, lambda previous: self.after_unanswered(previous, ms, self.clock()),
+                                       self.keep_s)
 
     async def success(self, engine: str) -> None:
         if await self.store.get(engine) is not None:

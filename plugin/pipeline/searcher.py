@@ -83,7 +83,7 @@ class Searcher:
             close()
 
     async def close(self) -> None:
-        await self.flights.close()  # engines still running for answers already given: cancelled
+        await self.tiers.close()  # engines still running for answers already given: recorded, cancelled
         await self.transport.close()
         if self._reader is not None:
             await self._reader.close()
@@ -249,6 +249,7 @@ class Searcher:
         offline = await self.runner.conclude(plan, runs)  # every engine unreachable: offline, nobody benched
         journal.engine_runs(plan, runs)  # --verbose: what each engine did, on stderr
         results = self.rank(plan, runs, shown, earlier)
+        short = self._short_of_rows(plan, runs, results)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
         partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status in ("cooldown", "late")
@@ -260,7 +261,7 @@ class Searcher:
             partial=partial,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
-            warnings=[*self.state.warnings, *problems, *offline, *plan.warnings],
+            warnings=[*self.state.warnings, *problems, *offline, *plan.warnings, *short],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
             # Every engine answer from the cache (none asked now); a response without answers is not "cached".
@@ -269,6 +270,15 @@ class Searcher:
         response = self._without_secrets(response)
         await self.remember_page(plan, query_key, response, runs)
         return response
+
+    @staticmethod
+    def _short_of_rows(plan: SearchPlan, runs: Sequence[EngineRun], results: Sequence[ResultRow]) -> list[str]:
+        """The warning when the answer went out with fewer rows than asked while engines were still out."""
+        late = [run.engine.name for run in runs if run.status == "late"]
+        if len(results) >= plan.request.limit or not late:
+            return []
+        return [f"fewer rows than asked were available in time: {len(results)} of {plan.request.limit}; "
+                f"still running when the search answered: {', '.join(late)}"]
 
     # ----- read=N (plugin/reading/attach.py) -----
     def page_reader(self):

@@ -1,29 +1,40 @@
 """When a search answers: the tiers, the soft deadline and the overall deadline.
 
     primary tier, every engine at once
-      ├─ enough in hand: a quorum of the running engines answered and `limit` rows kept ─ grace ─ answer
+      ├─ enough in hand: a quorum answered and `limit` rows kept ─ grace ─ answer
       ├─ `soft_deadline_ms`: `limit` rows kept ─ answer (quorum or not)
-      ├─ quorum answered + grace, or `soft_deadline_ms`, with fewer than `limit` rows kept
-      │     ─ start the fallback tier now, primaries still running
-      ├─ every primary done and none kept a row (failed, benched, disabled, empty, irrelevant with no
-      │     other index agreeing) ─ fallback tier at once
+      ├─ `soft_deadline_ms` passed and a quorum answered (+ grace) with fewer than `limit` rows kept
+      │     ─ answer with what is in hand (the response says fewer rows than asked came in time)
+      ├─ fewer than `limit` rows kept, and every primary done, or a quorum answered + grace, or
+      │     `soft_deadline_ms` ─ start the fallback tier now (primaries still running or not)
       ├─ every engine done ─ answer
       └─ `deadline_ms`, covering both tiers ─ answer with what is in hand
+
+The quorum is `quorum` of the engines of the started tiers that sent a request or are benched, and
+at most those that sent one: a benched engine would have been asked, and were it the engine that
+hangs, the search would have waited for as many healthy answers; benching it must not make the search
+answer earlier with fewer engines. "Answered" means an engine came back with any outcome (rows, none,
+a failure); engines disabled or skipped (over budget, no news vertical) count neither way.
 
 The search's clock (grace, soft deadline, overall deadline) stands still while an engine it still
 waits for is queued for admission: that is our load, not the engines' time. Queue time is reported as
 `queue_ms` and bounded by `admission_wait_ms`, so a search answers within `deadline_ms` of engine time
 plus at most the wait budget; without a queue (the usual case) within `deadline_ms`.
-"Answered" means an engine came back with any outcome (rows, none, a failure); engines that never
-send a request (disabled, benched, over budget) do not count towards the quorum either way.
+
+The rule is one pure function, `step(state, event)`: the events are engines coming back (`Came`),
+engines entering or leaving the admission queue (`Queued`) and time passing (`Tick`); the actions are
+`Wait` (until a time on the search's clock), `StartFallback` and `Answer`. `Tiers.run` only turns
+what happens to the engine runs into events and carries the actions out.
 
 Engines still running when the answer goes out are reported `late` and their partial work is not
 shown. They keep running in the background (`Flights`), so their outcome still updates cooldowns and
-the answer cache: a long-lived searcher (API, MCP, `serve`) learns from them; `Searcher.close()` (the
-CLI's exit) cancels them. A request someone waits for that is queued for the same upstream takes the
-slot of the most recent background run (admission.py); one given up after more than `deadline_ms`
-without an answer counts as the engine's timeout. An engine still waiting for admission when the
-answer goes out is `skipped` (`overloaded`) and withdrawn.
+the answer cache: a long-lived searcher (API, MCP, `serve`) learns from them. `Searcher.close()` (the
+CLI's exit) cancels them, first recording each one's time without an answer (plugin.infra.cooldown,
+`Cooldowns.unanswered`): exits that leave an engine unanswered, `deadline_ms` of it in all with no answer
+between, bench it as a timeout would have. A request someone waits for that is queued for the same
+upstream takes the slot of the most recent background run (admission.py); one given up after more than
+`deadline_ms` without an answer counts as the engine's timeout. An engine still waiting for admission
+when the answer goes out is `skipped` (`overloaded`) and withdrawn.
 
 Identical engine runs in flight at once (same upstream, query and options) share one exchange.
 """
@@ -37,18 +48,212 @@ from typing import Callable, Sequence
 
 from engines.base import Engine
 from plugin.infra.admission import OVERLOADED, EngineClock
+from plugin.infra.logs import get_logger
 from plugin.pipeline.canonical import identity
 from plugin.pipeline.filters import restore_agreeing
 from plugin.pipeline.plan import SearchPlan, engine_options
 from plugin.pipeline.runner import EngineRun, EngineRunner
 from plugin.settings import Settings
 
-# Outcomes reached without sending a request: such an engine is not one of the search's contenders.
-NO_REQUEST = frozenset({"disabled", "cooldown", "skipped"})
+log = get_logger("metasearch.tiers")
 # Kept back from `deadline_ms` for ranking and the response, so that the answer is out by the deadline.
 ANSWER_RESERVE_S = 0.05
 
 
+# ----- when to answer: states, events and the one function deciding -----
+# What an engine of the search is, as far as when to answer goes.
+WAITING = "waiting"  # in the fallback tier, which has not started
+OUT = "out"  # started, no outcome yet
+QUEUED = "queued"  # started, waiting for admission: the search's clock stands still
+ANSWERED = "answered"  # came back after sending a request: rows, none, or a failure
+BENCHED = "benched"  # cooling down: no request, but it would have been asked
+NOT_ASKED = "not asked"  # disabled, or skipped (over budget, no news vertical, no such page, overloaded)
+RUNNING = frozenset({OUT, QUEUED})
+
+# Outcomes reached without sending a request (runner.py), and how each counts for the quorum.
+NO_REQUEST = {"cooldown": BENCHED, "disabled": NOT_ASKED, "skipped": NOT_ASKED}
+
+
+def phase_of(status: str) -> str:
+    """The phase of an engine that came back with `status`."""
+    return NO_REQUEST.get(status, ANSWERED)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """The settings the decision reads, in seconds of the search's clock."""
+
+    limit: int
+    quorum: float
+    grace: float
+    soft: float
+    hard: float  # `deadline_ms` less the answer reserve
+
+    @classmethod
+    def of(cls, settings: Settings, limit: int) -> "Rules":
+        return cls(limit=limit, quorum=settings.quorum, grace=settings.grace_ms / 1000,
+                   soft=settings.soft_deadline_ms / 1000,
+                   hard=max(0.0, settings.deadline_ms / 1000 - ANSWER_RESERVE_S))
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineState:
+    name: str
+    first: bool  # in the first tier (the primaries, or the fallback engines when only those were chosen)
+    phase: str
+
+
+@dataclasses.dataclass(frozen=True)
+class TierState:
+    """One search's state: its engines' phases, its own clock and what it has seen so far."""
+
+    rules: Rules
+    engines: tuple[EngineState, ...]
+    clock: float = 0.0  # seconds on the search's clock
+    at: float = 0.0  # loop time of the latest event
+    kept: int = 0  # distinct rows kept by the engines back so far (lists restored by agreement included)
+    quorum_at: float | None = None  # search clock when the quorum it holds now was reached
+    enough_at: float | None = None  # ... when it held with `limit` rows kept (the first time)
+    answered: str | None = None  # why the search answered, once it has
+
+    @classmethod
+    def begin(cls, rules: Rules, first: Sequence[str], second: Sequence[str] = (), at: float = 0.0) -> "TierState":
+        """The first tier started at loop time `at`, the second waiting."""
+        return cls(rules, tuple([EngineState(name, True, OUT) for name in first]
+                                + [EngineState(name, False, WAITING) for name in second]), at=at)
+
+    def count(self, *phases: str) -> int:
+        return sum(1 for engine in self.engines if engine.phase in phases)
+
+    @property
+    def paused(self) -> bool:
+        return any(engine.phase == QUEUED for engine in self.engines)
+
+    @property
+    def needed(self) -> int:
+        """Answers that make a quorum (see the module docstring)."""
+        contenders = self.count(OUT, QUEUED, ANSWERED)
+        # less a hair: 0.6 of 5 engines is 3, not the 4 that ceil(3.0000000000000004) would make it
+        return min(math.ceil(self.rules.quorum * (contenders + self.count(BENCHED)) - 1e-9), contenders)
+
+    @property
+    def has_quorum(self) -> bool:
+        return self.count(ANSWERED) >= self.needed
+
+
+@dataclasses.dataclass(frozen=True)
+class Tick:
+    """Time passed: a timer of the search ran out, or it woke with nothing new."""
+
+    at: float  # loop time
+
+
+@dataclasses.dataclass(frozen=True)
+class Came:
+    """Engines came back, each with the phase of its outcome (`phase_of`)."""
+
+    at: float
+    outcomes: tuple[tuple[str, str], ...]  # (engine, ANSWERED | BENCHED | NOT_ASKED)
+    kept: int  # distinct rows kept by every engine back so far, lists restored by agreement included
+
+
+@dataclasses.dataclass(frozen=True)
+class Queued:
+    """The started engines waiting for admission now (the others still running are out)."""
+
+    at: float
+    names: frozenset[str]
+
+
+Event = Tick | Came | Queued
+
+
+@dataclasses.dataclass(frozen=True)
+class Wait:
+    until: float | None  # on the search's clock; None: until something happens (its clock stands still)
+
+
+@dataclasses.dataclass(frozen=True)
+class StartFallback:
+    names: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    why: str
+
+
+Action = Wait | StartFallback | Answer
+
+# Why a search answered.
+ALL_BACK = "every engine came back"
+DEADLINE = "overall deadline"
+ENOUGH = "a quorum answered with limit rows kept, and the grace passed"
+SOFT_ENOUGH = "soft deadline with limit rows kept"
+SOFT_SHORT = "soft deadline passed and a quorum answered (+ grace), with fewer rows than asked"
+
+
+def step(state: TierState, event: Event) -> tuple[TierState, Action]:
+    """The one decision: the search's state after `event`, and what it does next."""
+    if state.answered is not None:
+        return state, Answer(state.answered)
+    # The clock ran since the previous event unless an engine the search waits for was queued.
+    clock = state.clock if state.paused else state.clock + event.at - state.at
+    engines, kept = state.engines, state.kept
+    if isinstance(event, Came):
+        came = dict(event.outcomes)
+        engines = tuple(dataclasses.replace(e, phase=came[e.name]) if e.name in came else e for e in engines)
+        kept = event.kept
+    elif isinstance(event, Queued):
+        engines = tuple(dataclasses.replace(e, phase=QUEUED if e.name in event.names else OUT)
+                        if e.phase in RUNNING else e for e in engines)
+    state = _counted(dataclasses.replace(state, engines=engines, clock=clock, at=event.at, kept=kept))
+    rules, clock = state.rules, state.clock
+
+    waiting = tuple(e.name for e in state.engines if e.phase == WAITING)
+    if waiting and state.kept < rules.limit:
+        short = min(rules.soft, state.quorum_at + rules.grace if state.quorum_at is not None else math.inf)
+        primaries_running = any(e.first and e.phase in RUNNING for e in state.engines)
+        if not primaries_running or clock >= short:
+            engines = tuple(dataclasses.replace(e, phase=OUT) if e.phase == WAITING else e for e in state.engines)
+            return _counted(dataclasses.replace(state, engines=engines)), StartFallback(waiting)
+
+    why = None
+    if not state.count(OUT, QUEUED):
+        why = ALL_BACK
+    elif clock >= rules.hard:
+        why = DEADLINE
+    elif state.enough_at is not None and clock >= state.enough_at + rules.grace:
+        why = ENOUGH
+    elif clock >= rules.soft and state.kept >= rules.limit:
+        why = SOFT_ENOUGH
+    elif clock >= rules.soft and state.quorum_at is not None and clock >= state.quorum_at + rules.grace:
+        why = SOFT_SHORT
+    if why is not None:
+        return dataclasses.replace(state, answered=why), Answer(why)
+    if state.paused:
+        return state, Wait(None)
+    targets = [rules.hard, rules.soft]
+    if state.quorum_at is not None:
+        # The grace after the quorum: the fallback starts then; past the soft deadline, the answer goes out.
+        after = state.quorum_at + rules.grace
+        targets.append(after if waiting else max(rules.soft, after))
+    if state.enough_at is not None:
+        targets.append(state.enough_at + rules.grace)
+    return state, Wait(min(t for t in targets if t > clock))
+
+
+def _counted(state: TierState) -> TierState:
+    """`quorum_at` and `enough_at` brought up to date with the engines' phases and the rows kept."""
+    quorum = state.has_quorum
+    quorum_at = (state.clock if state.quorum_at is None else state.quorum_at) if quorum else None
+    enough_at = state.enough_at
+    if enough_at is None and quorum and state.kept >= state.rules.limit:
+        enough_at = state.clock
+    return dataclasses.replace(state, quorum_at=quorum_at, enough_at=enough_at)
+
+
+# ----- carrying it out -----
 @dataclasses.dataclass(eq=False)
 class Flight:
     """One engine run, shared by every search waiting for the same exchange."""
@@ -56,6 +261,7 @@ class Flight:
     key: str
     task: asyncio.Task[EngineRun]
     clock: EngineClock
+    upstream: str  # whose cooldown its outcome updates
     waiters: int = 0
 
 
@@ -67,7 +273,7 @@ class Flights:
         self._running: set[asyncio.Task[EngineRun]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def join(self, key: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
+    def join(self, key: str, upstream: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
              new_clock: Callable[[], EngineClock], on_done: Callable[[Flight], None] | None = None) -> Flight:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # tasks of another (finished) event loop cannot be awaited here
@@ -78,7 +284,7 @@ class Flights:
         else:
             clock = new_clock()
             task = loop.create_task(start(clock))  # type: ignore[arg-type]
-            flight = self._by_key[key] = Flight(key, task, clock)
+            flight = self._by_key[key] = Flight(key, task, clock, upstream)
             self._running.add(task)
             task.add_done_callback(lambda done, f=flight: self._finished(f))
             if on_done is not None:
@@ -112,6 +318,10 @@ class Flights:
     @property
     def running(self) -> int:
         return len(self._running)
+
+    def unanswered(self) -> list[Flight]:
+        """Runs whose request is out and has no answer yet."""
+        return [flight for flight in self._by_key.values() if not flight.task.done() and flight.clock.admitted]
 
     async def drain(self) -> None:
         """Wait for every run in the background to finish (tests, benchmarks)."""
@@ -147,7 +357,7 @@ class _Slot:
 
 
 class Tiers:
-    """Runs one search's engines, tier by tier, and decides when it answers."""
+    """Runs one search's engines, tier by tier, as `step` decides."""
 
     def __init__(self, settings: Settings, runner: EngineRunner, flights: Flights):
         self.settings = settings
@@ -156,12 +366,13 @@ class Tiers:
 
     def _start(self, slot: _Slot, plan: SearchPlan) -> Flight:
         engine, tier = slot.engine, slot.tier
-        slot.flight = self.flights.join(flight_key(self.settings, engine, tier, plan),
+        upstream = self.settings.upstream(engine.name)
+        slot.flight = self.flights.join(flight_key(self.settings, engine, tier, plan), upstream,
                                         lambda clock: self.runner.run(engine, tier, plan, clock),
-                                        self.runner.clock, lambda flight: self._given_up(flight, engine))
+                                        self.runner.clock, self._given_up)
         return slot.flight
 
-    def _given_up(self, flight: Flight, engine: Engine) -> None:
+    def _given_up(self, flight: Flight) -> None:
         """A run nobody waited for, cancelled to free its slot, that had been out longer than any search
         waits (`deadline_ms`): a timeout for the engine's cooldown, as its own deadline would have been."""
         clock = flight.clock
@@ -169,98 +380,89 @@ class Tiers:
             return
         detail = f"no answer within {clock.engine_ms()} ms (its slot went to a search that waited)"
         self.flights.keep(asyncio.get_running_loop().create_task(
-            self.runner.cooldowns.failure(self.settings.upstream(engine.name), "timeout", None, detail)))
+            self.runner.cooldowns.failure(flight.upstream, "timeout", None, detail)))
+
+    async def close(self) -> None:
+        """Cancel every run still going (the process ends), first recording each engine's time without an
+        answer (`Cooldowns.unanswered`): a process that never waits for an engine that hangs still learns."""
+        longest: dict[str, int] = {}
+        for flight in self.flights.unanswered():
+            longest[flight.upstream] = max(longest.get(flight.upstream, 0), flight.clock.engine_ms())
+        for upstream, ms in longest.items():
+            try:
+                await self.runner.cooldowns.unanswered(upstream, ms)
+            except Exception as exc:  # the store's trouble must not stop the exit; it is said, not hidden
+                log.warning("could not record %s's unanswered request (%s: %s)", upstream, type(exc).__name__, exc)
+        await self.flights.close()
 
     async def run(self, plan: SearchPlan, primary: Sequence[tuple[Engine, str]],
                   fallback: Sequence[tuple[Engine, str]]) -> list[EngineRun]:
         """Every engine's run for this search: primary first, fallback when the primaries will not deliver."""
-        s = self.settings
         loop = asyncio.get_running_loop()
-        limit = plan.request.limit
-        grace, soft = s.grace_ms / 1000, s.soft_deadline_ms / 1000
-        hard = max(0.0, s.deadline_ms / 1000 - ANSWER_RESERVE_S)
-        first_slots = [_Slot(e, t) for e, t in primary]
-        second_slots = [_Slot(e, t) for e, t in fallback]
-        started: list[_Slot] = []
-        kept: set[str] = set()
-        primary_kept = False  # some primary engine kept a row (or had its list restored by agreement)
-        # The search's own clock: it stands still while an engine the search still waits for is queued
-        # for admission (our load, not the engines' time), so no deadline or grace is spent on it.
-        clock, last, paused = 0.0, loop.time(), False
-        quorum_at: float | None = None  # search clock when a quorum of the contenders had answered
-        enough_at: float | None = None  # ... and `limit` rows were kept
-        fallback_started = not second_slots
+        slots = [_Slot(e, t) for e, t in primary] + [_Slot(e, t) for e, t in fallback]
+        by_name = {slot.engine.name: slot for slot in slots}  # one slot per engine (query.check_engines)
+        state = TierState.begin(Rules.of(self.settings, plan.request.limit), [e.name for e, _ in primary],
+                                [e.name for e, _ in fallback], at=loop.time())
         wake: asyncio.Future[None] = loop.create_future()
 
-        def poke() -> None:
+        def poke() -> None:  # an engine started or stopped waiting for admission
             if not wake.done():
                 wake.set_result(None)
 
-        def launch(slots: list[_Slot]) -> None:
-            for slot in slots:
-                self._start(slot, plan).clock.watch(poke)
-                started.append(slot)
+        def launch(names: Sequence[str]) -> None:
+            for name in names:
+                self._start(by_name[name], plan).clock.watch(poke)
 
         try:
-            launch(first_slots)
+            launch([engine.name for engine, _ in primary])
+            events: list[Event] = [Tick(loop.time())]
             while True:
-                now = loop.time()
-                if not paused:
-                    clock += now - last
-                last = now
-                arrived = False
-                for slot in started:
-                    if slot.run is None and slot.flight is not None and slot.flight.task.done():
-                        arrived = True
-                        if slot.flight.task.cancelled():  # cannot happen while we wait for it; be safe
-                            slot.run = EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED)
-                            continue
-                        slot.run = dataclasses.replace(slot.flight.task.result())
-                if arrived:
-                    done = [sl for sl in started if sl.run is not None]
-                    runs = [sl.run for sl in done]
-                    if any(run.status == "irrelevant" for run in runs):
-                        # Lists the gate dropped count as kept once another index agrees with them (the
-                        # rule the answer applies), so a misspelt query does not start the fallback.
-                        runs = restore_agreeing(runs, plan)
-                    kept = {k for run in runs for k in (identity(row.url) for row in run.kept) if k}
-                    primary_kept = any(run.kept for sl, run in zip(done, runs) if sl in first_slots)
-                contenders = [sl for sl in started if sl.run is None or sl.run.status not in NO_REQUEST]
-                answered = sum(1 for sl in contenders if sl.run is not None)
-                if quorum_at is None and contenders and answered >= math.ceil(s.quorum * len(contenders)):
-                    quorum_at = clock
-                if enough_at is None and quorum_at is not None and len(kept) >= limit:
-                    enough_at = clock
-                short = min(soft, quorum_at + grace if quorum_at is not None else math.inf)
-
-                primaries_done = all(sl.run is not None for sl in first_slots)
-                if not fallback_started and (
-                        (primaries_done and not primary_kept)
-                        or (clock >= short and len(kept) < limit and not primaries_done)):
-                    fallback_started = True
-                    launch(second_slots)
-                    continue
-                pending = [sl for sl in started if sl.run is None and sl.flight is not None]
-                if not pending or clock >= hard:
+                for event in events:
+                    state, action = step(state, event)
+                    if isinstance(action, StartFallback):
+                        launch(action.names)
+                        state, action = step(state, Tick(event.at))
+                if isinstance(action, Answer):
                     break
-                if enough_at is not None and clock >= enough_at + grace:
-                    break
-                if clock >= soft and len(kept) >= limit:
-                    break
-                paused = any(sl.flight.clock.queued for sl in pending)  # type: ignore[union-attr]
-                targets = [t for t in (hard, soft, short, enough_at + grace if enough_at is not None else math.inf)
-                           if clock < t < math.inf]
-                timeout = None if paused or not targets else min(targets) - clock
-                await asyncio.wait({*(sl.flight.task for sl in pending), wake},  # type: ignore[union-attr]
-                                   timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                pending = [slot.flight.task for slot in slots if slot.flight is not None and slot.run is None]
+                timeout = None if action.until is None else action.until - state.clock  # type: ignore[union-attr]
+                await asyncio.wait({*pending, wake}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 if wake.done():
                     wake = loop.create_future()
-            return [self._outcome(slot, plan) for slot in first_slots + second_slots]
+                events = self._observe(slots, state, plan, loop.time())
+            return [self._outcome(slot, plan) for slot in slots]
         finally:
-            for slot in started:
+            for slot in slots:
                 if slot.flight is not None:
                     slot.flight.clock.unwatch(poke)
                     self.flights.leave(slot.flight)
+
+    @staticmethod
+    def _observe(slots: list[_Slot], state: TierState, plan: SearchPlan, at: float) -> list[Event]:
+        """What happened to the engine runs since the search last looked, as events."""
+        events: list[Event] = []
+        arrived = []
+        for slot in slots:
+            if slot.run is None and slot.flight is not None and slot.flight.task.done():
+                arrived.append(slot)
+                if slot.flight.task.cancelled():  # the searcher's runs were cancelled (closed) under it
+                    slot.run = EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED)
+                else:
+                    slot.run = dataclasses.replace(slot.flight.task.result())
+        if arrived:
+            runs = [slot.run for slot in slots if slot.run is not None]
+            if any(run.status == "irrelevant" for run in runs):
+                # Lists the gate dropped count as kept once another index agrees with them (the rule the
+                # answer applies), so a misspelt query does not start the fallback.
+                runs = restore_agreeing(runs, plan)
+            kept = len({k for run in runs for k in (identity(row.url) for row in run.kept) if k})
+            events.append(Came(at, tuple((slot.engine.name, phase_of(slot.run.status))  # type: ignore[union-attr]
+                                         for slot in arrived), kept))
+        queued = frozenset(slot.engine.name for slot in slots
+                           if slot.run is None and slot.flight is not None and slot.flight.clock.queued)
+        if queued != {e.name for e in state.engines if e.phase == QUEUED}:
+            events.append(Queued(at, queued))
+        return events or [Tick(at)]
 
     def _outcome(self, slot: _Slot, plan: SearchPlan) -> EngineRun:
         if slot.run is not None:
