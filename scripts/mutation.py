@@ -61,9 +61,19 @@ def run_mutmut(modules: list[str], children: int, names: list[str] | None = None
 
 
 def results() -> dict[str, str]:
-    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=ROOT,
-                         capture_output=True, text=True).stdout
-    return {m["name"]: m["status"] for m in map(_RESULT.match, out.splitlines()) if m}
+    done = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode:  # never an empty table that looks like a run with nothing to report
+        raise SystemExit(f"mutation: `mutmut results` failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return {m["name"]: m["status"] for m in map(_RESULT.match, done.stdout.splitlines()) if m}
+
+
+def require_mutmut() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("mutmut") is None:
+        raise SystemExit("mutation: mutmut is not installed in this environment "
+                         f"({sys.executable}); install it with: pip install -e '.[all,mutation]'")
 
 
 def report(found: dict[str, str], modules: list[str], survivors: bool) -> dict:
@@ -159,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="re-run only the last run's survivors and unchecked mutants (not the killed, "
                              "timed-out or known equivalent ones)")
     args = parser.parse_args(argv)
+    require_mutmut()
     modules = [m for m in configured_modules() if not args.words or any(w in m for w in args.words)]
     if not modules:
         print("no configured module matches; see [tool.mutmut] only_mutate in pyproject.toml", file=sys.stderr)
@@ -167,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
         equivalents = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
         found = results()
         sample = sample_of(found, modules, args.sample, args.seed)
+        if not any(sample.values()):
+            print("mutation: no mutants are known yet for " + ", ".join(modules) + ": run "
+                  "`python scripts/mutation.py " + " ".join(args.words) + "` once (mutmut lists them as it runs), "
+                  "then sample", file=sys.stderr)
+            return 2
         names = [name for names in sample.values() for name in names
                  if found.get(name) not in ("killed", "timeout") and name not in equivalents]
         if names and not args.report_only:

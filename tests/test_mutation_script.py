@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+
+import pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,3 +43,17 @@ def test_the_sampled_score_leaves_known_equivalents_out(tmp_path, monkeypatch, c
     assert rows["m"]["score"] == 0.667 and rows["m"]["equivalent"] == 1
     assert rows["m"]["interval"][0] < 2 / 3 < rows["m"]["interval"][1]
     assert "m  4  2  67%" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mutmut") is not None,
+                    reason="mutmut is installed here: running the script would start a real mutation run")
+def test_without_mutmut_the_script_says_so_instead_of_printing_an_empty_table():
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "scripts/mutation.py", "--sample", "3", "fusion"], cwd=root,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, timeout=60)
+    assert done.returncode != 0 and "mutmut is not installed" in done.stderr
+    assert "pip install -e '.[all,mutation]'" in done.stderr and done.stdout == ""
