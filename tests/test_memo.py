@@ -65,7 +65,10 @@ def _cache_names(body: list[ast.stmt], prefix: str = "") -> list[str]:
             found += _cache_names(node.body, f"{prefix}{node.name}.")
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _starts_empty(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found += [prefix + target.id for target in targets if isinstance(target, ast.Name)]
+            # mutmut's copy of a module (scripts/mutation.py) holds a table of each function's mutants
+            # (`mutants_x_name__mutmut`): its own code, not ours, so not a cache to register.
+            found += [prefix + target.id for target in targets
+                      if isinstance(target, ast.Name) and not target.id.endswith("__mutmut")]
     return found
 
 
