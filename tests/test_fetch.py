@@ -18,7 +18,7 @@ from plugin.errors import FetchError
 from plugin.models import FetchResponse
 from plugin.reading.reader import Reader, slice_text
 from plugin.settings import Settings
-from standins import bing_page, hang, page
+from standins import StandIn, bing_page, hang, page
 
 ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
@@ -263,12 +263,75 @@ async def test_robots_503_disallows_for_a_while_then_asks_again(standins):
     await reader.close()
 
 
-async def test_unreachable_robots_disallows(standins):
+async def test_a_robots_txt_that_never_answers_is_the_reads_timeout_not_a_robots_verdict(standins):
     site = await standins(routes({"/robots.txt": hang(30), "/post": page(article_html())}))
     reader = Reader(settings(fetch_timeout_ms=600))
     error = await failure(site.url + "/post", reader)
-    assert error.code == "blocked_by_robots" and "timeout" in error.message
+    assert error.code == "timeout" and "robots.txt" in error.message
+    assert error.details["url"] == site.url + "/post"
+    assert paths(site) == ["/robots.txt"]  # the page itself was not asked for
     await reader.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def serve_on(port: int, behaviour) -> StandIn:
+    """A stand-in on a given port (the host that was down comes back where it was)."""
+    standin = StandIn(behaviour)
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", standin._handle)
+    standin.runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await standin.runner.setup()
+    await web.TCPSite(standin.runner, "127.0.0.1", port).start()
+    standin.url = f"http://127.0.0.1:{port}"
+    return standin
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_an_unreachable_host_is_a_network_error_and_is_read_once_it_is_back(backend, private_state):
+    port = free_port()  # nothing listens there
+    reader = Reader(settings(state_backend=backend, state_dir=str(private_state)))
+    error = await failure(f"http://127.0.0.1:{port}/x", reader)
+    # The host did not answer at all: the page's own network error (status null), not "the site forbids it".
+    assert error.code == "http_error" and error.details["status"] is None, error.message
+    assert "robots.txt" in error.message and error.details["url"] == f"http://127.0.0.1:{port}/x"
+    site = await serve_on(port, routes({"/robots.txt": ROBOTS_OPEN, "/x": page(article_html())}))
+    try:
+        # Nothing of the failure was kept: the next read asks for robots.txt again and gets the page.
+        response = await read(f"http://127.0.0.1:{port}/x", reader)
+        assert response.status == 200 and ARTICLE_PARAGRAPHS[0] in response.content
+        assert paths(site) == ["/robots.txt", "/x"]
+    finally:
+        await reader.close()
+        await site.stop()
+
+
+async def test_a_robots_txt_past_a_long_comment_is_honoured(standins):
+    # RFC 9309 asks for at least the first 500 KiB to be parsed: a group well past the first few hundred
+    # characters still counts.
+    robots = page("# " + "This file is maintained by the web team. " * 60 + "\n\nUser-agent: *\nAllow: /\n\n"
+                  "User-agent: metasearch\nDisallow: /\n", content_type="text/plain")
+    site = await standins(routes({"/robots.txt": robots, "/post": page(article_html())}))
+    error = await failure(site.url + "/post")
+    assert error.code == "blocked_by_robots" and paths(site) == ["/robots.txt"]
+
+
+async def test_search_read_on_unreachable_pages_says_http_error_not_robots(standins):
+    from plugin.pipeline.searcher import Searcher
+
+    dead = [f"http://127.0.0.1:{free_port()}/post", f"http://127.0.0.1:{free_port()}/other"]
+    engine = await standins(page(bing_page([("Async Rust explained", dead[0], "async rust futures"),
+                                            ("Async Rust in depth", dead[1], "async rust executors")])))
+    async with Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"])) as searcher:
+        response = await searcher.search("async rust", read=2)
+    assert [row.url for row in response.results] == dead
+    assert [row.read_error.code for row in response.results] == ["http_error", "http_error"]
 
 
 async def test_robots_of_a_redirect_target_is_honoured(standins):
