@@ -21,6 +21,7 @@ from plugin.settings import Settings
 from standins import StandIn, bing_page, hang, page
 
 ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
+OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1"
 
 
 def settings(**overrides) -> Settings:
@@ -369,6 +370,7 @@ async def test_loopback_is_refused_by_default(standins):
         error = await failure(url, Reader(Settings(state_backend="memory")))
         assert error.code == "private_address", url
         assert not error.bad_input
+        assert OPT_IN in error.message, error.message  # the refusal names the operator's opt-in
     assert site.requests == []
 
 
@@ -401,6 +403,7 @@ async def test_redirect_chain_ending_on_a_private_address_is_refused(standins):
                        ("/to-split", "127.0.0.3")):
         error = await failure(base + start, reader)
         assert error.code == "private_address" and why in error.message, (start, error.message)
+        assert error.message.count(OPT_IN) == 1
     # Every refused hop was refused before any connection: the stand-in only saw the public hops.
     assert set(paths(site)) <= {"/robots.txt", "/post", "/start", "/hop", "/to-literal", "/to-mapped", "/to-split"}
     assert "/admin" not in paths(site)
@@ -415,7 +418,7 @@ async def test_a_name_resolving_to_a_private_address_is_refused(standins):
     reader = Reader(settings(allow_private_hosts=False), resolver=dns, public=loopback_is_public)
     for name in ("looks-public.example", "mixed.example", "six.example"):
         error = await failure(f"http://{name}:{port}/post", reader)
-        assert error.code == "private_address" and name in error.message
+        assert error.code == "private_address" and name in error.message and OPT_IN in error.message
     assert site.requests == []
     assert (await read(f"http://fine.example:{port}/post", reader)).status == 200
     await reader.close()
@@ -808,6 +811,6 @@ async def test_behind_a_proxy_the_name_is_checked_before_the_read_is_handed_over
     reader = Reader(settings(allow_private_hosts=False, proxy=proxy.url, proxy_from_env=False),
                     resolver=StandInDNS({"intranet.example": ["127.0.0.5"]}), public=loopback_is_public)
     error = await failure("http://intranet.example/wiki", reader)
-    assert error.code == "private_address" and "127.0.0.5" in error.message
+    assert error.code == "private_address" and "127.0.0.5" in error.message and OPT_IN in error.message
     assert proxy.requests == []
     await reader.close()

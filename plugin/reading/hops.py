@@ -28,7 +28,8 @@ from plugin.errors import HTTP_ERROR, PRIVATE_ADDRESS, TIMEOUT, TOO_LARGE, Fetch
 from plugin.infra.admission import EngineClock
 from plugin.infra.egress import choose_proxy
 from plugin.infra.transport import Transport, TransportError
-from plugin.reading.addresses import GuardedResolver, PrivateAddressRefused, Target, check_url, public_address
+from plugin.reading.addresses import (GuardedResolver, PrivateAddressRefused, Target, check_url, private_address,
+                                     public_address)
 from plugin.settings import SECRET_HEADER, Settings
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -199,7 +200,7 @@ class PageClient:
         except TransportError as exc:
             raise as_fetch_error(exc, target) from None
         except PrivateAddressRefused as exc:
-            raise FetchError(PRIVATE_ADDRESS, str(exc), url=target.url[:500]) from None
+            raise private_address(str(exc), url=target.url[:500]) from None
 
 
     async def _check_behind_proxy(self, target: Target, deadline: float) -> None:
@@ -223,7 +224,7 @@ class PageClient:
 
 def as_fetch_error(exc: TransportError, target: Target) -> FetchError:
     if isinstance(exc.cause, PrivateAddressRefused):
-        return FetchError(PRIVATE_ADDRESS, str(exc.cause), url=target.url[:500])
+        return private_address(str(exc.cause), url=target.url[:500])
     if exc.kind in ("timeout", "skipped"):  # skipped: not admitted before the deadline (too many reads out)
         return FetchError(TIMEOUT, f"{target.host}: {exc.detail}", url=target.url[:500])
     if exc.reason == "too_large":
