@@ -200,6 +200,41 @@ async def test_page_cache_is_shared_through_the_state_store(standins, private_st
     assert not off.cached and paths(site).count("/post") == 2
 
 
+async def test_the_page_cache_keeps_markdown_and_text_apart(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        markdown = await read(site.url + "/post", reader)
+        assert markdown.content.startswith("# How async Rust works") and "```" in markdown.content
+        text = await read(site.url + "/post", reader, format="text")
+        assert not text.cached and text.content.startswith("How async Rust works")
+        assert "```" not in text.content and "| --- |" not in text.content
+        again = await read(site.url + "/post", reader, format="text")
+        assert again.cached and again.content == text.content
+        assert (await read(site.url + "/post", reader)).content == markdown.content
+    assert paths(site) == ["/robots.txt", "/post", "/post"]
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_page_read_past_robots_is_never_served_to_a_read_that_honours_them(standins, backend,
+                                                                                    private_state):
+    robots = page("User-agent: metasearch\nDisallow: /private/\n", content_type="text/plain")
+    site = await standins(routes({"/robots.txt": robots, "/private/report": page(article_html()),
+                                  "/go": redirect("/private/report")}))
+    store = dict(state_backend=backend, state_dir=str(private_state))
+    async with Reader(settings(**store)) as reader:
+        asked = await read(site.url + "/private/report", reader, ignore_robots=True)  # a person asked for it
+        assert asked.status == 200 and ARTICLE_PARAGRAPHS[0] in asked.content
+        assert (await read(site.url + "/go", reader, ignore_robots=True)).final_url == site.url + "/private/report"
+        assert (await read(site.url + "/private/report", reader, ignore_robots=True)).cached
+        error = await failure(site.url + "/private/report", reader)
+        assert error.code == "blocked_by_robots"
+        # Cached under the address first asked for, read on to a forbidden page: forbidden too.
+        assert (await failure(site.url + "/go", reader)).code == "blocked_by_robots"
+    async with Reader(settings(**store)) as other:  # another process sharing the store
+        assert (await failure(site.url + "/private/report", other)).code == "blocked_by_robots"
+    assert paths(site).count("/private/report") == 2  # read twice (direct, via /go), then from the cache
+
+
 @pytest.mark.parametrize("arguments, parameter", [
     ({"max_chars": 0}, "max_chars"), ({"max_chars": "many"}, "max_chars"), ({"offset": -1}, "offset"),
     ({"offset": "x"}, "offset"), ({"format": "html"}, "format"), ({"max_chars": True}, "max_chars")])
