@@ -849,3 +849,26 @@ async def test_behind_a_proxy_the_name_is_checked_before_the_read_is_handed_over
     assert error.code == "private_address" and "127.0.0.5" in error.message and OPT_IN in error.message
     assert proxy.requests == []
     await reader.close()
+
+
+@pytest.mark.parametrize("proxy_name", ["proxy.corp", "localhost"])
+async def test_a_proxy_named_by_a_name_that_resolves_to_a_private_address_carries_page_reads(standins,
+                                                                                             proxy_name):
+    # The proxy is the operator's choice: its own name may well resolve into the private network (proxy.corp ->
+    # 10.x, localhost:3128); only the page's address is checked. Here the "proxy" is a loopback stand-in that
+    # answers for the site itself; the site's name resolves (for the check) to an address the test calls
+    # public, 127.0.0.9, where nothing listens: a read that skipped the proxy would fail.
+    proxy = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    port = proxy.url.rsplit(":", 1)[1]
+    dns = StandInDNS({proxy_name: ["127.0.0.1"], "news.example": ["127.0.0.9"], "intranet.example": ["127.0.0.5"]})
+    reader = Reader(settings(allow_private_hosts=False, proxy=f"http://{proxy_name}:{port}", proxy_from_env=False),
+                    resolver=dns, public=lambda address: address == "127.0.0.9")
+    async with reader:
+        response = await read("http://news.example/post", reader)
+        assert response.status == 200 and ARTICLE_PARAGRAPHS[0] in response.content
+        assert [(seen.headers.get("Host"), seen.path) for seen in proxy.requests] == [
+            ("news.example", "/robots.txt"), ("news.example", "/post")]
+        # The page's own address is still checked, before anything is handed to the proxy.
+        error = await failure("http://intranet.example/wiki", reader)
+        assert error.code == "private_address" and "127.0.0.5" in error.message
+        assert len(proxy.requests) == 2

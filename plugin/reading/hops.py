@@ -2,7 +2,9 @@
 
 Each hop's URL goes through `check_url` (http/https only, no private address literals) and its
 connection through the guarded resolver (no name resolving to a private address), so a public page
-cannot redirect a read into the local network. At most `max_redirects` hops (5 by default). Reads of
+cannot redirect a read into the local network. Through a proxy, the hop's name is resolved and checked
+before the hop is handed over; the proxy's own name is not (the operator chose it, and it often lives
+in the private network). At most `max_redirects` hops (5 by default). Reads of
 one host wait their turn: at most `fetch_host_concurrency` at once, their starts at least
 `fetch_host_interval_ms` apart.
 
@@ -120,8 +122,10 @@ class PageClient:
         self.settings = settings
         self.public = public
         self.guard = GuardedResolver(resolver, allow_private=settings.allow_private_hosts, public=public)
-        # The one transport, with the page cap and the guarded resolver.
-        self.transport = Transport(page_settings(settings), resolver=self.guard)
+        # The one transport, with the page cap and the guarded resolver; an HTTP proxy's own name is
+        # resolved without the guard (the operator chose it; the page's name is checked before a hop is
+        # handed to it, in _check_behind_proxy).
+        self.transport = Transport(page_settings(settings), resolver=self.guard, proxy_resolver=self.guard.inner)
         self.user_agent = page_user_agent(settings)
         self._turns: dict[str, _HostTurns] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
