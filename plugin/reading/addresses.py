@@ -27,6 +27,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from plugin.errors import INVALID_URL, PRIVATE_ADDRESS, FetchError
 
 MAX_URL_CHARS = 4096
+_LABEL = re.compile(r"[a-z0-9_][a-z0-9_-]{0,62}", re.I)
 # Every private_address refusal says how an operator lifts it (a model cannot; the person running it can).
 PRIVATE_OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1 lets page reads reach private addresses"
 
@@ -34,7 +35,6 @@ PRIVATE_OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1 lets page reads reach private
 def private_address(message: str, url: str | None = None) -> FetchError:
     """FetchError private_address: `message`, then how to opt in."""
     return FetchError(PRIVATE_ADDRESS, f"{message} ({PRIVATE_OPT_IN})", **({"url": url} if url else {}))
-_LABEL = re.compile(r"[a-z0-9_][a-z0-9_-]{0,62}", re.I)
 
 
 @dataclass(frozen=True)

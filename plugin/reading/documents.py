@@ -3,8 +3,9 @@
 HTML/XHTML: main text (plugin.reading.extract); PDF: text per page (plugin.reading.pdf); text/plain
 and Markdown: as sent; JSON: pretty-printed. Anything else is unsupported_content. A missing or
 generic (application/octet-stream) type is sniffed: PDF magic, an HTML start (after a byte-order
-mark, if any). Text is decoded with the project's one charset decoder, and every document leaves here
-cleaned for a model (`clean_document`: no control or invisible characters, nothing that passes for our framing).
+mark, if any). Text is decoded with the project's one charset decoder, and every document leaves
+here cleaned for a model (`clean_document`: no control or invisible characters, nothing that passes
+for our framing).
 """
 
 from __future__ import annotations

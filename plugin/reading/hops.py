@@ -4,9 +4,8 @@ Each hop's URL goes through `check_url` (http/https only, no private address lit
 connection through the guarded resolver (no name resolving to a private address), so a public page
 cannot redirect a read into the local network. Through a proxy, the hop's name is resolved and checked
 before the hop is handed over; the proxy's own name is not (the operator chose it, and it often lives
-in the private network). At most `max_redirects` hops (5 by default). Reads of
-one host wait their turn: at most `fetch_host_concurrency` at once, their starts at least
-`fetch_host_interval_ms` apart.
+in the private network). At most `max_redirects` hops (5 by default). Reads of one host wait their
+turn: at most `fetch_host_concurrency` at once, their starts at least `fetch_host_interval_ms` apart.
 
 Cookies: the transport keeps no jar, so a read keeps its own (`ReadCookies`): a cookie a hop's response
 sets is sent on the following hops of the same read to the same host (sites that set a cookie and
