@@ -243,6 +243,52 @@ async def test_bad_arguments_are_invalid_parameter(arguments, parameter):
     assert error.code == "invalid_parameter" and error.details["parameter"] == parameter and error.bad_input
 
 
+def test_fetch_arguments_left_out_or_null_take_their_defaults():
+    from plugin.reading.reader import check_fetch_args
+
+    assert check_fetch_args(None, None, None, 20_000) == (20_000, 0, "markdown")
+    assert check_fetch_args("300", "7", " Text ", 20_000) == (300, 7, "text")
+    assert check_fetch_args(5_000_000, 0, "markdown", 20_000) == (1_000_000, 0, "markdown")  # clamped
+
+
+def test_bad_fetch_arguments_say_what_was_wrong_quoting_at_most_40_characters():
+    from plugin.reading.reader import check_fetch_args
+
+    for arguments, words in (((None, None, "html"), "format must be markdown or text, got 'html'"),
+                             (("y" * 100, None, None), f"max_chars must be an integer, got {'y' * 40!r}"),
+                             ((None, "z" * 100, None), f"offset must be an integer, got {'z' * 40!r}")):
+        with pytest.raises(FetchError) as caught:
+            check_fetch_args(*arguments, 20_000)
+        assert caught.value.message == words
+
+
+async def test_elapsed_ms_is_the_reads_own_time_in_milliseconds(standins, monkeypatch):
+    import types
+
+    import plugin.reading.reader as reader_module
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    calls = []
+    fake = types.SimpleNamespace(perf_counter=lambda: calls.append(1) or (100.0 if len(calls) == 1 else 102.5))
+    monkeypatch.setattr(reader_module, "time", fake)  # a fake clock for the reader only: 2.5 s from start
+    assert (await read(site.url + "/post")).elapsed_ms == 2500
+
+
+async def test_a_reader_closes_the_store_it_opened_and_leaves_a_given_one_open(private_state):
+    from plugin.infra.state import open_state
+
+    store_settings = settings(state_backend="sqlite", state_dir=str(private_state))
+    given = open_state(store_settings)
+    await given.cache_put("left", "open", 60)
+    await Reader(store_settings, state=given).close()
+    assert await given.cache_get("left") == "open"  # a Searcher's store outlives the reader it lent it to
+    await given.close()
+    own = Reader(store_settings)
+    await own.state.cache_put("mine", "closed", 60)
+    await own.close()
+    assert await own.state.cache_get("mine") is None  # closed with the reader: reads as a miss
+
+
 @pytest.mark.parametrize("url", ["", "   ", "ftp://example.com/file", "file:///etc/passwd", "javascript:alert(1)",
                                  "example.com/page", "http://", "http://exa mple.com/", "http://[::1/",
                                  "https://example.com/\x00", None, 42])
@@ -260,6 +306,7 @@ async def test_robots_disallow_blocks_before_the_page_is_asked_for(standins):
     reader = Reader(settings())
     error = await failure(site.url + "/private/report", reader)
     assert error.code == "blocked_by_robots" and not error.bad_input
+    assert error.details["url"] == site.url + "/private/report"
     assert "/private/report" not in paths(site)
     assert (await read(site.url + "/public", reader)).status == 200
     assert paths(site).count("/robots.txt") == 1  # the verdict is cached
@@ -272,6 +319,58 @@ async def test_robots_404_allows_everything(standins):
     site = await standins(routes({"/post": page(article_html())}))  # /robots.txt answers 404
     assert (await read(site.url + "/post")).status == 200
     assert paths(site) == ["/robots.txt", "/post"]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 410, 499])
+async def test_every_4xx_robots_allows_everything(standins, status):
+    site = await standins(routes({"/robots.txt": page("no", status=status), "/post": page(article_html())}))
+    assert (await read(site.url + "/post")).status == 200
+
+
+async def test_a_robots_txt_not_sent_as_text_is_still_read_whatever_its_bytes(standins):
+    robots = page(b"User-agent: *\nDisallow: /private/\n# caf\xe9 \xff\xfe not UTF-8\n",
+                  content_type="application/octet-stream")
+    site = await standins(routes({"/robots.txt": robots, "/private/x": page(article_html()),
+                                  "/post": page(article_html())}))
+    reader = Reader(settings())
+    error = await failure(site.url + "/private/x", reader)
+    assert error.code == "blocked_by_robots" and error.details["url"] == site.url + "/private/x"
+    assert (await read(site.url + "/post", reader)).status == 200
+    await reader.close()
+
+
+async def test_a_robots_txt_redirected_to_an_unreadable_address_disallows_for_a_while(standins):
+    # The site answered (a redirect), so this is its robots.txt failing, not the site being down: disallow
+    # for robots_error_ttl_s, as for a 5xx, and remember it.
+    site = await standins(routes({"/robots.txt": redirect("ftp://files.example/robots.txt"),
+                                  "/post": page(article_html())}))
+    reader = Reader(settings())
+    error = await failure(site.url + "/post", reader)
+    assert error.code == "blocked_by_robots" and "could not be fetched (http_error" in error.message
+    assert (await failure(site.url + "/post", reader)).code == "blocked_by_robots"
+    assert paths(site) == ["/robots.txt"]
+    await reader.close()
+
+
+async def test_a_getter_failing_below_http_is_the_reads_network_error():
+    from plugin.infra.state import MemoryState
+    from plugin.infra.transport import TransportError
+    from plugin.reading.addresses import check_url
+    from plugin.reading.robots import RobotsPolicy
+
+    # RobotsPolicy's getter may raise the transport's own error (its contract); each kind maps to the
+    # read's error code, and nothing is remembered.
+    for kind, code in (("timeout", "timeout"), ("skipped", "timeout"), ("error", "http_error")):
+        async def down(url: str, deadline: float):
+            raise TransportError(kind, "connection failed: no route to host")
+
+        policy = RobotsPolicy(settings(), MemoryState(), down)
+        target = check_url("http://down.example/page", allow_private=True)
+        with pytest.raises(FetchError) as caught:
+            await policy.check(target, deadline=asyncio.get_running_loop().time() + 5)
+        assert caught.value.code == code and "no route to host" in caught.value.message
+        assert caught.value.details["url"] == "http://down.example/page"
+        assert await policy.state.cache_get("robots:http://down.example") is None
 
 
 async def test_robots_503_disallows_for_a_while_then_asks_again(standins):
@@ -337,6 +436,7 @@ async def test_an_unreachable_host_is_a_network_error_and_is_read_once_it_is_bac
     # The host did not answer at all: the page's own network error (status null), not "the site forbids it".
     assert error.code == "http_error" and error.details["status"] is None, error.message
     assert "robots.txt" in error.message and error.details["url"] == f"http://127.0.0.1:{port}/x"
+    assert "connection failed" in error.message  # what went wrong, below HTTP
     site = await serve_on(port, routes({"/robots.txt": ROBOTS_OPEN, "/x": page(article_html())}))
     try:
         # Nothing of the failure was kept: the next read asks for robots.txt again and gets the page.
@@ -385,6 +485,21 @@ async def test_redirects_are_followed_hop_by_hop(standins):
     response = await read(site.url + "/a")
     assert response.final_url == site.url + "/post" and response.url == site.url + "/a"
     assert paths(site) == ["/robots.txt", "/a", "/b", "/c", "/post"]
+
+
+async def test_a_redirect_to_an_address_that_cannot_be_read_is_an_http_error_naming_it(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/go": redirect("ftp://files.example/report.pdf")}))
+    error = await failure(site.url + "/go")
+    assert error.code == "http_error" and error.details["status"] == 302
+    assert error.details["url"] == "ftp://files.example/report.pdf" and "only http and https" in error.message
+
+
+async def test_a_read_whose_deadline_has_passed_is_a_timeout_and_sends_nothing(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        with pytest.raises(FetchError) as caught:
+            await reader.client.get(site.url + "/post", asyncio.get_running_loop().time() - 1)
+    assert caught.value.code == "timeout" and site.requests == []
 
 
 async def test_more_than_five_redirects_is_an_http_error(standins):
@@ -803,6 +918,8 @@ async def test_module_fetch_uses_a_shared_reader(standins):
     first = await plugin.fetch(site.url + "/post", settings=shared, max_chars=200)
     second = await plugin.fetch(site.url + "/post", settings=shared, max_chars=200, offset=first.next_offset)
     assert second.cached and paths(site) == ["/robots.txt", "/post"]
+    plain = await plugin.fetch(site.url + "/post", settings=shared, format="text")  # every argument passed on
+    assert plain.content.startswith("How async Rust works") and "```" not in plain.content
     from plugin.reading.reader import reader_for
 
     await reader_for(shared).close()
