@@ -255,6 +255,8 @@ def test_bad_fetch_arguments_say_what_was_wrong_quoting_at_most_40_characters():
     from plugin.reading.reader import check_fetch_args
 
     for arguments, words in (((None, None, "html"), "format must be markdown or text, got 'html'"),
+                             ((0, None, None), "max_chars must be at least 1, got 0"),
+                             ((None, -3, None), "offset must be 0 or more, got -3"),
                              (("y" * 100, None, None), f"max_chars must be an integer, got {'y' * 40!r}"),
                              ((None, "z" * 100, None), f"offset must be an integer, got {'z' * 40!r}")):
         with pytest.raises(FetchError) as caught:
@@ -327,6 +329,16 @@ async def test_every_4xx_robots_allows_everything(standins, status):
     assert (await read(site.url + "/post")).status == 200
 
 
+@pytest.mark.parametrize("status", [300, 500, 502, 599])
+async def test_a_robots_txt_answering_neither_2xx_nor_4xx_disallows(standins, status):
+    # 300 (no Location: not a redirect to follow) and every 5xx, whatever the body says.
+    robots = page("User-agent: *\nDisallow:\n", status=status, content_type="text/plain")
+    site = await standins(routes({"/robots.txt": robots, "/post": page(article_html())}))
+    error = await failure(site.url + "/post")
+    assert error.code == "blocked_by_robots" and f"answered HTTP {status}" in error.message
+    assert paths(site) == ["/robots.txt"]
+
+
 async def test_a_robots_txt_not_sent_as_text_is_still_read_whatever_its_bytes(standins):
     robots = page(b"User-agent: *\nDisallow: /private/\n# caf\xe9 \xff\xfe not UTF-8\n",
                   content_type="application/octet-stream")
@@ -352,6 +364,18 @@ async def test_a_robots_txt_redirected_to_an_unreadable_address_disallows_for_a_
     await reader.close()
 
 
+async def test_why_robots_txt_could_not_be_fetched_is_quoted_to_120_characters(standins):
+    import re
+
+    bad_host = "bad~" + "x" * 90 + ".example"  # not a domain name: the hop cannot be read
+    site = await standins(routes({"/robots.txt": redirect(f"http://{bad_host}/robots.txt"),
+                                  "/post": page(article_html())}))
+    error = await failure(site.url + "/post")
+    found = re.search(r"could not be fetched \(http_error: (.*)\); the site counts", error.message)
+    assert error.code == "blocked_by_robots" and found is not None, error.message
+    assert len(found.group(1)) == 120 and found.group(1).startswith("redirected (HTTP 302)")
+
+
 async def test_a_getter_failing_below_http_is_the_reads_network_error():
     from plugin.infra.state import MemoryState
     from plugin.infra.transport import TransportError
@@ -365,11 +389,11 @@ async def test_a_getter_failing_below_http_is_the_reads_network_error():
             raise TransportError(kind, "connection failed: no route to host")
 
         policy = RobotsPolicy(settings(), MemoryState(), down)
-        target = check_url("http://down.example/page", allow_private=True)
+        url = "http://down.example/page?" + "q" * 600
         with pytest.raises(FetchError) as caught:
-            await policy.check(target, deadline=asyncio.get_running_loop().time() + 5)
+            await policy.check(check_url(url, allow_private=True), deadline=asyncio.get_running_loop().time() + 5)
         assert caught.value.code == code and "no route to host" in caught.value.message
-        assert caught.value.details["url"] == "http://down.example/page"
+        assert caught.value.details["url"] == url[:500]  # a URL in an error is cut at 500 characters
         assert await policy.state.cache_get("robots:http://down.example") is None
 
 
@@ -500,6 +524,8 @@ async def test_a_read_whose_deadline_has_passed_is_a_timeout_and_sends_nothing(s
         with pytest.raises(FetchError) as caught:
             await reader.client.get(site.url + "/post", asyncio.get_running_loop().time() - 1)
     assert caught.value.code == "timeout" and site.requests == []
+    assert "deadline passed before the request was sent" in caught.value.message
+    assert caught.value.details["url"] == site.url + "/post"
 
 
 async def test_more_than_five_redirects_is_an_http_error(standins):
@@ -507,6 +533,7 @@ async def test_more_than_five_redirects_is_an_http_error(standins):
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, **hops}))
     error = await failure(site.url + "/0")
     assert error.code == "http_error" and "more than 5 redirects" in error.message
+    assert error.details["url"] == site.url + "/5" and error.details["status"] == 302  # the last hop read
     assert paths(site) == ["/robots.txt", "/0", "/1", "/2", "/3", "/4", "/5"]
 
 
@@ -554,6 +581,8 @@ async def test_redirect_chain_ending_on_a_private_address_is_refused(standins):
         error = await failure(base + start, reader)
         assert error.code == "private_address" and why in error.message, (start, error.message)
         assert error.message.count(OPT_IN) == 1
+    literal = await failure(base + "/to-literal", reader)
+    assert literal.details["url"] == "http://127.0.0.2/"  # the hop that was refused
     # Every refused hop was refused before any connection: the stand-in only saw the public hops.
     assert set(paths(site)) <= {"/robots.txt", "/post", "/start", "/hop", "/to-literal", "/to-mapped", "/to-split"}
     assert "/admin" not in paths(site)
@@ -581,6 +610,25 @@ async def test_allow_private_hosts_comes_from_the_environment(monkeypatch, stand
     assert (await read(site.url + "/post", Reader(Settings(state_backend="memory")))).status == 200
     monkeypatch.delenv("METASEARCH_ALLOW_PRIVATE_HOSTS")
     assert Settings().allow_private_hosts is False
+
+
+def test_transport_failures_become_read_errors_naming_the_hop():
+    from plugin.infra.transport import TransportError
+    from plugin.reading.addresses import PrivateAddressRefused, check_url
+    from plugin.reading.hops import as_fetch_error
+
+    url = "https://news.example/" + "a" * 600
+    target = check_url(url, allow_private=True)
+    cases = ((TransportError("timeout", "no answer"), "timeout"), (TransportError("skipped", "queued"), "timeout"),
+             (TransportError("error", "too big", reason="too_large"), "too_large"),
+             (TransportError("error", "refused", reason="unreachable"), "http_error"),
+             (TransportError("error", "dns", cause=PrivateAddressRefused("news.example", "10.0.0.1")),
+              "private_address"))
+    for failure_below, code in cases:
+        error = as_fetch_error(failure_below, target)
+        assert error.code == code and error.details["url"] == url[:500], code
+    assert as_fetch_error(cases[3][0], target).details["status"] is None
+    assert as_fetch_error(cases[0][0], target).message == "news.example: no answer"
 
 
 def test_public_address_rules():
@@ -629,6 +677,7 @@ async def test_http_errors_carry_the_status(standins):
     for path, status in (("/gone", 410), ("/broken", 500), ("/missing", 404)):
         error = await failure(site.url + path, reader)
         assert error.code == "http_error" and error.details["status"] == status
+        assert error.details["url"] == site.url + path
         assert error.to_dict()["error"]["status"] == status
     await reader.close()
 
@@ -920,6 +969,8 @@ async def test_module_fetch_uses_a_shared_reader(standins):
     assert second.cached and paths(site) == ["/robots.txt", "/post"]
     plain = await plugin.fetch(site.url + "/post", settings=shared, format="text")  # every argument passed on
     assert plain.content.startswith("How async Rust works") and "```" not in plain.content
+    short = await plugin.fetch(site.url + "/post", settings=shared, max_chars=50, ignore_robots=True)
+    assert len(short.content) <= 50 and short.next_offset == len(short.content)
     from plugin.reading.reader import reader_for
 
     await reader_for(shared).close()
@@ -957,12 +1008,23 @@ def test_document_cleaning_follows_the_model_text_policy_for_every_character():
     assert clean_document("one\r\ntwo\rthree\u2028four\n\n") == "one\ntwo\nthree\nfour"
 
 
-async def test_behind_a_proxy_the_name_is_checked_before_the_read_is_handed_over(standins):
-    # The "proxy" is a loopback stand-in that would answer anything; the read must never reach it.
+@pytest.mark.parametrize("given_by", ["settings", "HTTP_PROXY", "HTTPS_PROXY"])
+async def test_behind_a_proxy_the_name_is_checked_before_the_read_is_handed_over(standins, monkeypatch, given_by):
+    # The "proxy" is a loopback stand-in that would answer anything; the read must never reach it, whether
+    # the proxy comes from the settings or from the environment variable of the page's scheme.
     proxy = await standins(page(article_html()))
-    reader = Reader(settings(allow_private_hosts=False, proxy=proxy.url, proxy_from_env=False),
-                    resolver=StandInDNS({"intranet.example": ["127.0.0.5"]}), public=loopback_is_public)
-    error = await failure("http://intranet.example/wiki", reader)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    if given_by == "settings":
+        reader_settings = settings(allow_private_hosts=False, proxy=proxy.url, proxy_from_env=False)
+    else:
+        monkeypatch.setenv(given_by, proxy.url)
+        reader_settings = settings(allow_private_hosts=False, proxy_from_env=True)
+    scheme = "https" if given_by == "HTTPS_PROXY" else "http"
+    reader = Reader(reader_settings, resolver=StandInDNS({"intranet.example": ["127.0.0.5"]}),
+                    public=loopback_is_public)
+    error = await failure(f"{scheme}://intranet.example/wiki", reader)
     assert error.code == "private_address" and "127.0.0.5" in error.message and OPT_IN in error.message
     assert proxy.requests == []
     await reader.close()

@@ -36,12 +36,12 @@ Getter = Callable[[str, float], Awaitable[Response]]
 
 
 class SiteUnreachable(Exception):
-    """robots.txt got no HTTP answer at all: `code` (http_error or timeout) and `why` for the page's error."""
+    """robots.txt got no HTTP answer at all: `code` (http_error or timeout) and the why (its message) for
+    the page's error."""
 
     def __init__(self, code: str, why: str):
         super().__init__(why)
         self.code = code
-        self.why = why
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class RobotsPolicy:
             rules = await self.rules(target.origin, deadline)
         except SiteUnreachable as exc:
             raise FetchError(exc.code, f"{target.origin}/robots.txt could not be fetched, so the page was not "
-                                       f"read: {exc.why}", **({"status": None} if exc.code == HTTP_ERROR else {}),
+                                       f"read: {exc}", **({"status": None} if exc.code == HTTP_ERROR else {}),
                              url=target.url[:500]) from None
         if rules.kind == "allow_all":
             return
