@@ -459,8 +459,9 @@ class Settings(BaseSettings):
                                                               "user_agent for them (see plugin.reading.hops)")
     fetch_robots: bool = Field(True, description="Honour robots.txt (RFC 9309) for the token 'metasearch'")
     robots_cache_ttl_s: float = Field(86400, ge=0, description="How long a site's robots.txt is kept")
-    robots_error_ttl_s: float = Field(600, ge=0, description="A robots.txt that answered 5xx or could not be "
-                                                             "fetched counts as disallow-all this long")
+    robots_error_ttl_s: float = Field(600, ge=0, description="A robots.txt that answered 5xx counts as "
+                                                             "disallow-all this long (one that got no answer "
+                                                             "at all is the read's network error, not kept)")
     allow_private_hosts: bool = Field(False, description="Let page reads reach loopback, private and link-local "
                                                          "addresses (METASEARCH_ALLOW_PRIVATE_HOSTS=1)")
     fetch_pdf_max_pages: int = Field(50, ge=1, description="Pages of a PDF whose text is read")

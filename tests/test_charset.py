@@ -20,6 +20,31 @@ def test_decode_body(body, content_type, text, encoding):
     assert decode_body(body, content_type) == (text, encoding)
 
 
+RUSSIAN = ("Привет, мир! Это страница на русском языке в старой кодировке Windows, и её заголовок объявляет "
+           "кодировку, которой не существует.")
+
+
+@pytest.mark.parametrize("content_type, body", [
+    ("text/html; charset=bogus-charset", RUSSIAN.encode("cp1251")),
+    ("text/html; charset=x-user-defined-nonsense", RUSSIAN.encode("cp1251")),
+    ("text/html", b'<meta charset="no-such-charset">' + RUSSIAN.encode("cp1251")),
+    ("text/html; charset=bogus", b'<meta charset="also-bogus">' + RUSSIAN.encode("koi8-r")),
+])
+def test_a_bogus_charset_label_falls_back_to_detection(content_type, body):
+    text, encoding = decode_body(body, content_type)
+    assert RUSSIAN in text and "\ufffd" not in text
+    assert encoding in ("cp1251", "koi8-r")
+
+
+def test_an_unlabelled_body_that_is_not_utf8_is_detected_rather_than_replaced():
+    # No label at all, not UTF-8, not GB18030 either (a lone high byte before a space): detected.
+    body = RUSSIAN.encode("cp1251")
+    with pytest.raises(UnicodeDecodeError):
+        body.decode("gb18030")
+    text, encoding = decode_body(body, "text/html")
+    assert text == RUSSIAN and encoding == "cp1251"
+
+
 def test_utf16_corpus_page_decodes():
     body = corpus_path("duckduckgo-lite", "tinker__latest-ai-news__UTF16LE.html").read_bytes()
     text, encoding = decode_body(body, "text/html; charset=utf-8")

@@ -18,9 +18,10 @@ from plugin.errors import FetchError
 from plugin.models import FetchResponse
 from plugin.reading.reader import Reader, slice_text
 from plugin.settings import Settings
-from standins import bing_page, hang, page
+from standins import StandIn, bing_page, hang, page
 
 ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
+OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1"
 
 
 def settings(**overrides) -> Settings:
@@ -199,12 +200,95 @@ async def test_page_cache_is_shared_through_the_state_store(standins, private_st
     assert not off.cached and paths(site).count("/post") == 2
 
 
+async def test_the_page_cache_keeps_markdown_and_text_apart(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        markdown = await read(site.url + "/post", reader)
+        assert markdown.content.startswith("# How async Rust works") and "```" in markdown.content
+        text = await read(site.url + "/post", reader, format="text")
+        assert not text.cached and text.content.startswith("How async Rust works")
+        assert "```" not in text.content and "| --- |" not in text.content
+        again = await read(site.url + "/post", reader, format="text")
+        assert again.cached and again.content == text.content
+        assert (await read(site.url + "/post", reader)).content == markdown.content
+    assert paths(site) == ["/robots.txt", "/post", "/post"]
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_page_read_past_robots_is_never_served_to_a_read_that_honours_them(standins, backend,
+                                                                                    private_state):
+    robots = page("User-agent: metasearch\nDisallow: /private/\n", content_type="text/plain")
+    site = await standins(routes({"/robots.txt": robots, "/private/report": page(article_html()),
+                                  "/go": redirect("/private/report")}))
+    store = dict(state_backend=backend, state_dir=str(private_state))
+    async with Reader(settings(**store)) as reader:
+        asked = await read(site.url + "/private/report", reader, ignore_robots=True)  # a person asked for it
+        assert asked.status == 200 and ARTICLE_PARAGRAPHS[0] in asked.content
+        assert (await read(site.url + "/go", reader, ignore_robots=True)).final_url == site.url + "/private/report"
+        assert (await read(site.url + "/private/report", reader, ignore_robots=True)).cached
+        error = await failure(site.url + "/private/report", reader)
+        assert error.code == "blocked_by_robots"
+        # Cached under the address first asked for, read on to a forbidden page: forbidden too.
+        assert (await failure(site.url + "/go", reader)).code == "blocked_by_robots"
+    async with Reader(settings(**store)) as other:  # another process sharing the store
+        assert (await failure(site.url + "/private/report", other)).code == "blocked_by_robots"
+    assert paths(site).count("/private/report") == 2  # read twice (direct, via /go), then from the cache
+
+
 @pytest.mark.parametrize("arguments, parameter", [
     ({"max_chars": 0}, "max_chars"), ({"max_chars": "many"}, "max_chars"), ({"offset": -1}, "offset"),
     ({"offset": "x"}, "offset"), ({"format": "html"}, "format"), ({"max_chars": True}, "max_chars")])
 async def test_bad_arguments_are_invalid_parameter(arguments, parameter):
     error = await failure("https://example.com/", **arguments)
     assert error.code == "invalid_parameter" and error.details["parameter"] == parameter and error.bad_input
+
+
+def test_fetch_arguments_left_out_or_null_take_their_defaults():
+    from plugin.reading.reader import check_fetch_args
+
+    assert check_fetch_args(None, None, None, 20_000) == (20_000, 0, "markdown")
+    assert check_fetch_args("300", "7", " Text ", 20_000) == (300, 7, "text")
+    assert check_fetch_args(5_000_000, 0, "markdown", 20_000) == (1_000_000, 0, "markdown")  # clamped
+
+
+def test_bad_fetch_arguments_say_what_was_wrong_quoting_at_most_40_characters():
+    from plugin.reading.reader import check_fetch_args
+
+    for arguments, words in (((None, None, "html"), "format must be markdown or text, got 'html'"),
+                             ((0, None, None), "max_chars must be at least 1, got 0"),
+                             ((None, -3, None), "offset must be 0 or more, got -3"),
+                             (("y" * 100, None, None), f"max_chars must be an integer, got {'y' * 40!r}"),
+                             ((None, "z" * 100, None), f"offset must be an integer, got {'z' * 40!r}")):
+        with pytest.raises(FetchError) as caught:
+            check_fetch_args(*arguments, 20_000)
+        assert caught.value.message == words
+
+
+async def test_elapsed_ms_is_the_reads_own_time_in_milliseconds(standins, monkeypatch):
+    import types
+
+    import plugin.reading.reader as reader_module
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    calls = []
+    fake = types.SimpleNamespace(perf_counter=lambda: calls.append(1) or (100.0 if len(calls) == 1 else 102.5))
+    monkeypatch.setattr(reader_module, "time", fake)  # a fake clock for the reader only: 2.5 s from start
+    assert (await read(site.url + "/post")).elapsed_ms == 2500
+
+
+async def test_a_reader_closes_the_store_it_opened_and_leaves_a_given_one_open(private_state):
+    from plugin.infra.state import open_state
+
+    store_settings = settings(state_backend="sqlite", state_dir=str(private_state))
+    given = open_state(store_settings)
+    await given.cache_put("left", "open", 60)
+    await Reader(store_settings, state=given).close()
+    assert await given.cache_get("left") == "open"  # a Searcher's store outlives the reader it lent it to
+    await given.close()
+    own = Reader(store_settings)
+    await own.state.cache_put("mine", "closed", 60)
+    await own.close()
+    assert await own.state.cache_get("mine") is None  # closed with the reader: reads as a miss
 
 
 @pytest.mark.parametrize("url", ["", "   ", "ftp://example.com/file", "file:///etc/passwd", "javascript:alert(1)",
@@ -224,6 +308,7 @@ async def test_robots_disallow_blocks_before_the_page_is_asked_for(standins):
     reader = Reader(settings())
     error = await failure(site.url + "/private/report", reader)
     assert error.code == "blocked_by_robots" and not error.bad_input
+    assert error.details["url"] == site.url + "/private/report"
     assert "/private/report" not in paths(site)
     assert (await read(site.url + "/public", reader)).status == 200
     assert paths(site).count("/robots.txt") == 1  # the verdict is cached
@@ -236,6 +321,80 @@ async def test_robots_404_allows_everything(standins):
     site = await standins(routes({"/post": page(article_html())}))  # /robots.txt answers 404
     assert (await read(site.url + "/post")).status == 200
     assert paths(site) == ["/robots.txt", "/post"]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 410, 499])
+async def test_every_4xx_robots_allows_everything(standins, status):
+    site = await standins(routes({"/robots.txt": page("no", status=status), "/post": page(article_html())}))
+    assert (await read(site.url + "/post")).status == 200
+
+
+@pytest.mark.parametrize("status", [300, 500, 502, 599])
+async def test_a_robots_txt_answering_neither_2xx_nor_4xx_disallows(standins, status):
+    # 300 (no Location: not a redirect to follow) and every 5xx, whatever the body says.
+    robots = page("User-agent: *\nDisallow:\n", status=status, content_type="text/plain")
+    site = await standins(routes({"/robots.txt": robots, "/post": page(article_html())}))
+    error = await failure(site.url + "/post")
+    assert error.code == "blocked_by_robots" and f"answered HTTP {status}" in error.message
+    assert paths(site) == ["/robots.txt"]
+
+
+async def test_a_robots_txt_not_sent_as_text_is_still_read_whatever_its_bytes(standins):
+    robots = page(b"User-agent: *\nDisallow: /private/\n# caf\xe9 \xff\xfe not UTF-8\n",
+                  content_type="application/octet-stream")
+    site = await standins(routes({"/robots.txt": robots, "/private/x": page(article_html()),
+                                  "/post": page(article_html())}))
+    reader = Reader(settings())
+    error = await failure(site.url + "/private/x", reader)
+    assert error.code == "blocked_by_robots" and error.details["url"] == site.url + "/private/x"
+    assert (await read(site.url + "/post", reader)).status == 200
+    await reader.close()
+
+
+async def test_a_robots_txt_redirected_to_an_unreadable_address_disallows_for_a_while(standins):
+    # The site answered (a redirect), so this is its robots.txt failing, not the site being down: disallow
+    # for robots_error_ttl_s, as for a 5xx, and remember it.
+    site = await standins(routes({"/robots.txt": redirect("ftp://files.example/robots.txt"),
+                                  "/post": page(article_html())}))
+    reader = Reader(settings())
+    error = await failure(site.url + "/post", reader)
+    assert error.code == "blocked_by_robots" and "could not be fetched (http_error" in error.message
+    assert (await failure(site.url + "/post", reader)).code == "blocked_by_robots"
+    assert paths(site) == ["/robots.txt"]
+    await reader.close()
+
+
+async def test_why_robots_txt_could_not_be_fetched_is_quoted_to_120_characters(standins):
+    import re
+
+    bad_host = "bad~" + "x" * 90 + ".example"  # not a domain name: the hop cannot be read
+    site = await standins(routes({"/robots.txt": redirect(f"http://{bad_host}/robots.txt"),
+                                  "/post": page(article_html())}))
+    error = await failure(site.url + "/post")
+    found = re.search(r"could not be fetched \(http_error: (.*)\); the site counts", error.message)
+    assert error.code == "blocked_by_robots" and found is not None, error.message
+    assert len(found.group(1)) == 120 and found.group(1).startswith("redirected (HTTP 302)")
+
+
+async def test_a_getter_failing_below_http_is_the_reads_network_error():
+    from plugin.infra.state import MemoryState
+    from plugin.infra.transport import TransportError
+    from plugin.reading.addresses import check_url
+    from plugin.reading.robots import RobotsPolicy
+
+    # RobotsPolicy's getter may raise the transport's own error (its contract); each kind maps to the
+    # read's error code, and nothing is remembered.
+    for kind, code in (("timeout", "timeout"), ("skipped", "timeout"), ("error", "http_error")):
+        async def down(url: str, deadline: float):
+            raise TransportError(kind, "connection failed: no route to host")
+
+        policy = RobotsPolicy(settings(), MemoryState(), down)
+        url = "http://down.example/page?" + "q" * 600
+        with pytest.raises(FetchError) as caught:
+            await policy.check(check_url(url, allow_private=True), deadline=asyncio.get_running_loop().time() + 5)
+        assert caught.value.code == code and "no route to host" in caught.value.message
+        assert caught.value.details["url"] == url[:500]  # a URL in an error is cut at 500 characters
+        assert await policy.state.cache_get("robots:http://down.example") is None
 
 
 async def test_robots_503_disallows_for_a_while_then_asks_again(standins):
@@ -263,12 +422,76 @@ async def test_robots_503_disallows_for_a_while_then_asks_again(standins):
     await reader.close()
 
 
-async def test_unreachable_robots_disallows(standins):
+async def test_a_robots_txt_that_never_answers_is_the_reads_timeout_not_a_robots_verdict(standins):
     site = await standins(routes({"/robots.txt": hang(30), "/post": page(article_html())}))
     reader = Reader(settings(fetch_timeout_ms=600))
     error = await failure(site.url + "/post", reader)
-    assert error.code == "blocked_by_robots" and "timeout" in error.message
+    assert error.code == "timeout" and "robots.txt" in error.message
+    assert error.details["url"] == site.url + "/post"
+    assert paths(site) == ["/robots.txt"]  # the page itself was not asked for
     await reader.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def serve_on(port: int, behaviour) -> StandIn:
+    """A stand-in on a given port (the host that was down comes back where it was)."""
+    standin = StandIn(behaviour)
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", standin._handle)
+    standin.runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await standin.runner.setup()
+    await web.TCPSite(standin.runner, "127.0.0.1", port).start()
+    standin.url = f"http://127.0.0.1:{port}"
+    return standin
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_an_unreachable_host_is_a_network_error_and_is_read_once_it_is_back(backend, private_state):
+    port = free_port()  # nothing listens there
+    reader = Reader(settings(state_backend=backend, state_dir=str(private_state)))
+    error = await failure(f"http://127.0.0.1:{port}/x", reader)
+    # The host did not answer at all: the page's own network error (status null), not "the site forbids it".
+    assert error.code == "http_error" and error.details["status"] is None, error.message
+    assert "robots.txt" in error.message and error.details["url"] == f"http://127.0.0.1:{port}/x"
+    assert "connection failed" in error.message  # what went wrong, below HTTP
+    site = await serve_on(port, routes({"/robots.txt": ROBOTS_OPEN, "/x": page(article_html())}))
+    try:
+        # Nothing of the failure was kept: the next read asks for robots.txt again and gets the page.
+        response = await read(f"http://127.0.0.1:{port}/x", reader)
+        assert response.status == 200 and ARTICLE_PARAGRAPHS[0] in response.content
+        assert paths(site) == ["/robots.txt", "/x"]
+    finally:
+        await reader.close()
+        await site.stop()
+
+
+async def test_a_robots_txt_past_a_long_comment_is_honoured(standins):
+    # RFC 9309 asks for at least the first 500 KiB to be parsed: a group well past the first few hundred
+    # characters still counts.
+    robots = page("# " + "This file is maintained by the web team. " * 60 + "\n\nUser-agent: *\nAllow: /\n\n"
+                  "User-agent: metasearch\nDisallow: /\n", content_type="text/plain")
+    site = await standins(routes({"/robots.txt": robots, "/post": page(article_html())}))
+    error = await failure(site.url + "/post")
+    assert error.code == "blocked_by_robots" and paths(site) == ["/robots.txt"]
+
+
+async def test_search_read_on_unreachable_pages_says_http_error_not_robots(standins):
+    from plugin.pipeline.searcher import Searcher
+
+    dead = [f"http://127.0.0.1:{free_port()}/post", f"http://127.0.0.1:{free_port()}/other"]
+    engine = await standins(page(bing_page([("Async Rust explained", dead[0], "async rust futures"),
+                                            ("Async Rust in depth", dead[1], "async rust executors")])))
+    async with Searcher(settings(endpoints={"bing": engine.url}, engines=["bing"])) as searcher:
+        response = await searcher.search("async rust", read=2)
+    assert [row.url for row in response.results] == dead
+    assert [row.read_error.code for row in response.results] == ["http_error", "http_error"]
 
 
 async def test_robots_of_a_redirect_target_is_honoured(standins):
@@ -288,11 +511,29 @@ async def test_redirects_are_followed_hop_by_hop(standins):
     assert paths(site) == ["/robots.txt", "/a", "/b", "/c", "/post"]
 
 
+async def test_a_redirect_to_an_address_that_cannot_be_read_is_an_http_error_naming_it(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/go": redirect("ftp://files.example/report.pdf")}))
+    error = await failure(site.url + "/go")
+    assert error.code == "http_error" and error.details["status"] == 302
+    assert error.details["url"] == "ftp://files.example/report.pdf" and "only http and https" in error.message
+
+
+async def test_a_read_whose_deadline_has_passed_is_a_timeout_and_sends_nothing(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        with pytest.raises(FetchError) as caught:
+            await reader.client.get(site.url + "/post", asyncio.get_running_loop().time() - 1)
+    assert caught.value.code == "timeout" and site.requests == []
+    assert "deadline passed before the request was sent" in caught.value.message
+    assert caught.value.details["url"] == site.url + "/post"
+
+
 async def test_more_than_five_redirects_is_an_http_error(standins):
     hops = {f"/{i}": redirect(f"/{i + 1}") for i in range(10)}
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, **hops}))
     error = await failure(site.url + "/0")
     assert error.code == "http_error" and "more than 5 redirects" in error.message
+    assert error.details["url"] == site.url + "/5" and error.details["status"] == 302  # the last hop read
     assert paths(site) == ["/robots.txt", "/0", "/1", "/2", "/3", "/4", "/5"]
 
 
@@ -306,6 +547,7 @@ async def test_loopback_is_refused_by_default(standins):
         error = await failure(url, Reader(Settings(state_backend="memory")))
         assert error.code == "private_address", url
         assert not error.bad_input
+        assert OPT_IN in error.message, error.message  # the refusal names the operator's opt-in
     assert site.requests == []
 
 
@@ -338,6 +580,9 @@ async def test_redirect_chain_ending_on_a_private_address_is_refused(standins):
                        ("/to-split", "127.0.0.3")):
         error = await failure(base + start, reader)
         assert error.code == "private_address" and why in error.message, (start, error.message)
+        assert error.message.count(OPT_IN) == 1
+    literal = await failure(base + "/to-literal", reader)
+    assert literal.details["url"] == "http://127.0.0.2/"  # the hop that was refused
     # Every refused hop was refused before any connection: the stand-in only saw the public hops.
     assert set(paths(site)) <= {"/robots.txt", "/post", "/start", "/hop", "/to-literal", "/to-mapped", "/to-split"}
     assert "/admin" not in paths(site)
@@ -352,7 +597,7 @@ async def test_a_name_resolving_to_a_private_address_is_refused(standins):
     reader = Reader(settings(allow_private_hosts=False), resolver=dns, public=loopback_is_public)
     for name in ("looks-public.example", "mixed.example", "six.example"):
         error = await failure(f"http://{name}:{port}/post", reader)
-        assert error.code == "private_address" and name in error.message
+        assert error.code == "private_address" and name in error.message and OPT_IN in error.message
     assert site.requests == []
     assert (await read(f"http://fine.example:{port}/post", reader)).status == 200
     await reader.close()
@@ -365,6 +610,25 @@ async def test_allow_private_hosts_comes_from_the_environment(monkeypatch, stand
     assert (await read(site.url + "/post", Reader(Settings(state_backend="memory")))).status == 200
     monkeypatch.delenv("METASEARCH_ALLOW_PRIVATE_HOSTS")
     assert Settings().allow_private_hosts is False
+
+
+def test_transport_failures_become_read_errors_naming_the_hop():
+    from plugin.infra.transport import TransportError
+    from plugin.reading.addresses import PrivateAddressRefused, check_url
+    from plugin.reading.hops import as_fetch_error
+
+    url = "https://news.example/" + "a" * 600
+    target = check_url(url, allow_private=True)
+    cases = ((TransportError("timeout", "no answer"), "timeout"), (TransportError("skipped", "queued"), "timeout"),
+             (TransportError("error", "too big", reason="too_large"), "too_large"),
+             (TransportError("error", "refused", reason="unreachable"), "http_error"),
+             (TransportError("error", "dns", cause=PrivateAddressRefused("news.example", "10.0.0.1")),
+              "private_address"))
+    for failure_below, code in cases:
+        error = as_fetch_error(failure_below, target)
+        assert error.code == code and error.details["url"] == url[:500], code
+    assert as_fetch_error(cases[3][0], target).details["status"] is None
+    assert as_fetch_error(cases[0][0], target).message == "news.example: no answer"
 
 
 def test_public_address_rules():
@@ -413,6 +677,7 @@ async def test_http_errors_carry_the_status(standins):
     for path, status in (("/gone", 410), ("/broken", 500), ("/missing", 404)):
         error = await failure(site.url + path, reader)
         assert error.code == "http_error" and error.details["status"] == status
+        assert error.details["url"] == site.url + path
         assert error.to_dict()["error"]["status"] == status
     await reader.close()
 
@@ -472,6 +737,25 @@ async def test_gb18030_and_utf16_pages(standins):
     utf16 = await read(site.url + "/utf16", reader)
     assert ARTICLE_PARAGRAPHS[0] in utf16.content and utf16.title == "UTF-16 page"
     await reader.close()
+
+
+async def test_a_page_whose_charset_label_is_bogus_is_decoded_by_detection(standins):
+    russian = "Асинхронное программирование позволяет одному потоку обслуживать множество задач одновременно. "
+    html = (f"<html><head><title>Асинхронность</title></head><body><article><h1>Асинхронность</h1>"
+            + f"<p>{russian * 3}</p>" * 4 + "</article></body></html>")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/ru": page(html.encode("cp1251"), content_type="text/html; charset=win-1251x")}))
+    response = await read(site.url + "/ru")
+    assert russian.strip() in response.content and "\ufffd" not in response.content
+    assert response.title == "Асинхронность"
+
+
+async def test_html_with_a_byte_order_mark_and_no_useful_type_is_read_as_html(standins):
+    body = b"\xef\xbb\xbf" + article_html().encode("utf-8")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/saved": page(body, content_type="application/octet-stream")}))
+    response = await read(site.url + "/saved")
+    assert ARTICLE_PARAGRAPHS[0] in response.content and response.title == "How async Rust works"
 
 
 # ----- what reaches the model -----
@@ -686,6 +970,10 @@ async def test_module_fetch_uses_a_shared_reader(standins):
     first = await plugin.fetch(site.url + "/post", settings=shared, max_chars=200)
     second = await plugin.fetch(site.url + "/post", settings=shared, max_chars=200, offset=first.next_offset)
     assert second.cached and paths(site) == ["/robots.txt", "/post"]
+    plain = await plugin.fetch(site.url + "/post", settings=shared, format="text")  # every argument passed on
+    assert plain.content.startswith("How async Rust works") and "```" not in plain.content
+    short = await plugin.fetch(site.url + "/post", settings=shared, max_chars=50, ignore_robots=True)
+    assert len(short.content) <= 50 and short.next_offset == len(short.content)
     from plugin.reading.reader import reader_for
 
     await reader_for(shared).close()
@@ -723,12 +1011,46 @@ def test_document_cleaning_follows_the_model_text_policy_for_every_character():
     assert clean_document("one\r\ntwo\rthree\u2028four\n\n") == "one\ntwo\nthree\nfour"
 
 
-async def test_behind_a_proxy_the_name_is_checked_before_the_read_is_handed_over(standins):
-    # The "proxy" is a loopback stand-in that would answer anything; the read must never reach it.
+@pytest.mark.parametrize("given_by", ["settings", "HTTP_PROXY", "HTTPS_PROXY"])
+async def test_behind_a_proxy_the_name_is_checked_before_the_read_is_handed_over(standins, monkeypatch, given_by):
+    # The "proxy" is a loopback stand-in that would answer anything; the read must never reach it, whether
+    # the proxy comes from the settings or from the environment variable of the page's scheme.
     proxy = await standins(page(article_html()))
-    reader = Reader(settings(allow_private_hosts=False, proxy=proxy.url, proxy_from_env=False),
-                    resolver=StandInDNS({"intranet.example": ["127.0.0.5"]}), public=loopback_is_public)
-    error = await failure("http://intranet.example/wiki", reader)
-    assert error.code == "private_address" and "127.0.0.5" in error.message
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    if given_by == "settings":
+        reader_settings = settings(allow_private_hosts=False, proxy=proxy.url, proxy_from_env=False)
+    else:
+        monkeypatch.setenv(given_by, proxy.url)
+        reader_settings = settings(allow_private_hosts=False, proxy_from_env=True)
+    scheme = "https" if given_by == "HTTPS_PROXY" else "http"
+    reader = Reader(reader_settings, resolver=StandInDNS({"intranet.example": ["127.0.0.5"]}),
+                    public=loopback_is_public)
+    error = await failure(f"{scheme}://intranet.example/wiki", reader)
+    assert error.code == "private_address" and "127.0.0.5" in error.message and OPT_IN in error.message
     assert proxy.requests == []
     await reader.close()
+
+
+@pytest.mark.parametrize("proxy_name", ["proxy.corp", "localhost"])
+async def test_a_proxy_named_by_a_name_that_resolves_to_a_private_address_carries_page_reads(standins,
+                                                                                             proxy_name):
+    # The proxy is the operator's choice: its own name may well resolve into the private network (proxy.corp ->
+    # 10.x, localhost:3128); only the page's address is checked. Here the "proxy" is a loopback stand-in that
+    # answers for the site itself; the site's name resolves (for the check) to an address the test calls
+    # public, 127.0.0.9, where nothing listens: a read that skipped the proxy would fail.
+    proxy = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    port = proxy.url.rsplit(":", 1)[1]
+    dns = StandInDNS({proxy_name: ["127.0.0.1"], "news.example": ["127.0.0.9"], "intranet.example": ["127.0.0.5"]})
+    reader = Reader(settings(allow_private_hosts=False, proxy=f"http://{proxy_name}:{port}", proxy_from_env=False),
+                    resolver=dns, public=lambda address: address == "127.0.0.9")
+    async with reader:
+        response = await read("http://news.example/post", reader)
+        assert response.status == 200 and ARTICLE_PARAGRAPHS[0] in response.content
+        assert [(seen.headers.get("Host"), seen.path) for seen in proxy.requests] == [
+            ("news.example", "/robots.txt"), ("news.example", "/post")]
+        # The page's own address is still checked, before anything is handed to the proxy.
+        error = await failure("http://intranet.example/wiki", reader)
+        assert error.code == "private_address" and "127.0.0.5" in error.message
+        assert len(proxy.requests) == 2

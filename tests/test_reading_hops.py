@@ -136,6 +136,17 @@ async def test_fetch_user_agent_wins_over_the_global_user_agent_for_page_reads(s
     assert user_agents(site) == [default, default]
 
 
+async def test_page_reads_say_what_they_accept(standins):
+    from plugin.reading.hops import ACCEPT
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    await read_once(site, settings())
+    for seen in site.requests:
+        assert seen.method == "GET" and seen.headers.get("Accept") == ACCEPT
+        assert seen.headers.get("Accept-Encoding") == "gzip, deflate"
+    assert "text/html" in ACCEPT and "application/pdf" in ACCEPT
+
+
 async def test_engines_keep_the_global_user_agent(standins):
     from plugin.pipeline.searcher import Searcher
     from standins import bing_page

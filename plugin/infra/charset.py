@@ -2,8 +2,11 @@
 
 Order: byte-order mark; then UTF-8 when the body is valid UTF-8 (a body that
 decodes strictly as UTF-8 and has non-ASCII bytes is UTF-8 whatever a wrong
-header claims); then the Content-Type charset; then a <meta> charset; then
-GB18030 (a lossless superset of GBK/GB2312); finally UTF-8 with replacement.
+header claims); then the Content-Type charset; then a <meta> charset; then,
+when a label was given but names no charset Python knows (or does not fit the
+bytes), detection (charset_normalizer); then GB18030 (a lossless superset of
+GBK/GB2312, the usual unlabelled non-UTF-8 page); then detection; finally
+UTF-8 with replacement.
 """
 
 from __future__ import annotations
@@ -51,13 +54,41 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str, str]
         text = _try(body, "utf-8")
         if text is not None:
             return text, "utf-8"
-    declared = _normalise(header_charset(content_type))
+    label = header_charset(content_type)
+    declared = _normalise(label)
     m = _META.search(body[:4096])
     meta = _normalise(m.group(1).decode("ascii", "ignore")) if m else None
-    for candidate in (declared, meta, "utf-8", "gb18030"):
+    for candidate in (declared, meta, "utf-8"):
         if candidate:
             text = _try(body, candidate)
             if text is not None:
                 return text, candidate
+    # A label that names no charset, or a wrong one: the page's author meant something, and GB18030
+    # (which decodes many single-byte pages into nonsense without an error) is not a good guess for it.
+    labelled = bool(label or m)
+    if labelled:
+        found = _detect(body)
+        if found is not None:
+            return found
+    text = _try(body, "gb18030")
+    if text is not None:
+        return text, "gb18030"
+    if not labelled:
+        found = _detect(body)
+        if found is not None:
+            return found
     fallback = declared or meta or "utf-8"
     return body.decode(fallback, "replace"), fallback
+
+
+def _detect(body: bytes) -> tuple[str, str] | None:
+    """(text, encoding) as charset_normalizer reads the bytes (imported here: most bodies never get this
+    far), or None when it finds no charset that decodes them."""
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(body).best()
+    if best is None or best.encoding is None:
+        return None
+    encoding = _normalise(best.encoding) or best.encoding
+    text = _try(body, encoding)
+    return (text, encoding) if text is not None else None

@@ -119,10 +119,18 @@ def _take_cookies(jar: dict[str, str], responses) -> None:
 
 
 class Transport:
-    def __init__(self, settings: Settings, *, resolver: aiohttp.abc.AbstractResolver | None = None):
+    def __init__(self, settings: Settings, *, resolver: aiohttp.abc.AbstractResolver | None = None,
+                 proxy_resolver: aiohttp.abc.AbstractResolver | None = None):
+        """`resolver`: the DNS lookup of direct connections (page reads pass plugin.reading's guarded
+        resolver; engines use the system's). `proxy_resolver`: with `resolver`, the lookup of the HTTP
+        proxy's own name, which then gets a session of its own: the proxy is the operator's choice, so
+        its name is not held to the rules of the pages read through it (page reads check the page's
+        name themselves before handing a request to a proxy)."""
         self.settings = settings
-        self._resolver = resolver  # page reads pass plugin.reading's guarded resolver; engines use the system's
+        self._resolver = resolver
+        self._proxy_resolver = proxy_resolver
         self._session: aiohttp.ClientSession | None = None
+        self._proxied_session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # SOCKS proxies work at the connector, so each one gets a session of its own.
         self._socks_sessions: dict[str, aiohttp.ClientSession] = {}
@@ -154,24 +162,28 @@ class Transport:
         self._closers.append(LoopBound(session.close))
         return session
 
+    def _connector(self, resolver: aiohttp.abc.AbstractResolver | None) -> aiohttp.TCPConnector:
+        # Admission keeps requests out within pool_limit and upstream_concurrency, so the pool never
+        # makes an admitted request wait (that wait would count against the engine's deadline).
+        return aiohttp.TCPConnector(limit=self.settings.pool_limit, limit_per_host=0, ttl_dns_cache=300,
+                                    ssl=self._ssl(), **({"resolver": resolver} if resolver is not None else {}))
+
     def _get_session(self, proxy: str | None = None) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
-            # Admission keeps requests out within pool_limit and upstream_concurrency, so the pool never
-            # makes an admitted request wait (that wait would count against the engine's deadline).
-            connector = aiohttp.TCPConnector(
-                limit=self.settings.pool_limit,
-                limit_per_host=0,
-                ttl_dns_cache=300,
-                ssl=self._ssl(),
-                **({"resolver": self._resolver} if self._resolver is not None else {}),
-            )
             self._closers = []  # those of another loop close with it
-            self._session = self._new_session(connector)
+            self._session = self._new_session(self._connector(self._resolver))
+            self._proxied_session = None
             self._socks_sessions = {}
             self._loop = loop
-        if proxy is None or urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
+        if proxy is None:
             return self._session
+        if urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
+            if self._resolver is None or self._proxy_resolver is None:
+                return self._session
+            if self._proxied_session is None or self._proxied_session.closed:
+                self._proxied_session = self._new_session(self._connector(self._proxy_resolver))
+            return self._proxied_session
         session = self._socks_sessions.get(proxy)
         if session is None or session.closed:
             try:
@@ -191,6 +203,7 @@ class Transport:
     async def close(self) -> None:
         closers, self._closers = self._closers, []
         self._session = None
+        self._proxied_session = None
         self._socks_sessions = {}
         # Sessions of another loop are closed by that loop's end (or already were).
         if self._loop is asyncio.get_running_loop():
@@ -235,7 +248,7 @@ class Transport:
             "allow_redirects": follow_redirects,
             "max_redirects": self.settings.max_redirects,
         }
-        if proxy is not None and session is self._session:
+        if proxy is not None and session is not self._socks_sessions.get(proxy):  # SOCKS: in the connector
             kwargs["proxy"] = proxy
         if request.form is not None:
             kwargs["data"] = list(request.form)

@@ -28,6 +28,13 @@ from plugin.errors import INVALID_URL, PRIVATE_ADDRESS, FetchError
 
 MAX_URL_CHARS = 4096
 _LABEL = re.compile(r"[a-z0-9_][a-z0-9_-]{0,62}", re.I)
+# Every private_address refusal says how an operator lifts it (a model cannot; the person running it can).
+PRIVATE_OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1 lets page reads reach private addresses"
+
+
+def private_address(message: str, url: str | None = None) -> FetchError:
+    """FetchError private_address: `message`, then how to opt in."""
+    return FetchError(PRIVATE_ADDRESS, f"{message} ({PRIVATE_OPT_IN})", **({"url": url} if url else {}))
 
 
 @dataclass(frozen=True)
@@ -100,9 +107,9 @@ def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool]
     if not allow_private:
         literal = _ip_literal(host)
         if literal is not None and not public(literal):
-            raise FetchError(PRIVATE_ADDRESS, f"{host} is not a public address; reading it is refused")
+            raise private_address(f"{host} is not a public address; reading it is refused")
         if host == "localhost" or host.endswith(".localhost"):
-            raise FetchError(PRIVATE_ADDRESS, f"{host} is this machine; reading it is refused")
+            raise private_address(f"{host} is this machine; reading it is refused")
     return target
 
 

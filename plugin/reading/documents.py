@@ -2,13 +2,15 @@
 
 HTML/XHTML: main text (plugin.reading.extract); PDF: text per page (plugin.reading.pdf); text/plain
 and Markdown: as sent; JSON: pretty-printed. Anything else is unsupported_content. A missing or
-generic (application/octet-stream) type is sniffed: PDF magic, an HTML start. Text is decoded with
-the project's one charset decoder, and every document leaves here cleaned for a model
-(`clean_document`: no control or invisible characters, nothing that passes for our framing).
+generic (application/octet-stream) type is sniffed: PDF magic, an HTML start (after a byte-order
+mark, if any). Text is decoded with the project's one charset decoder, and every document leaves
+here cleaned for a model (`clean_document`: no control or invisible characters, nothing that passes
+for our framing).
 """
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import json
 import re
@@ -73,9 +75,20 @@ def kind_of(media: str, body: bytes) -> str | None:
         head = body[:1024].lstrip()
         if head.startswith(b"%PDF-"):
             return "pdf"
-        if _HTML_START.match(body[:4096]):
+        if _HTML_START.match(_sniffed_head(body)):
             return "html"
     return None
+
+
+def _sniffed_head(body: bytes) -> bytes:
+    """The body's first bytes as ASCII-compatible bytes to look for an HTML start in: after a UTF-8
+    byte-order mark, and UTF-16 (with its mark) transcoded, as pages saved by Windows editors come."""
+    head = body[:4096]
+    if head.startswith(codecs.BOM_UTF8):
+        return head[len(codecs.BOM_UTF8):]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return head.decode("utf-16", "ignore").encode("utf-8", "ignore")
+    return head
 
 
 def build_document(response: Response, *, markdown: bool, settings: Settings) -> Document:

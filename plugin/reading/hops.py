@@ -2,9 +2,10 @@
 
 Each hop's URL goes through `check_url` (http/https only, no private address literals) and its
 connection through the guarded resolver (no name resolving to a private address), so a public page
-cannot redirect a read into the local network. At most `max_redirects` hops (5 by default). Reads of
-one host wait their turn: at most `fetch_host_concurrency` at once, their starts at least
-`fetch_host_interval_ms` apart.
+cannot redirect a read into the local network. Through a proxy, the hop's name is resolved and checked
+before the hop is handed over; the proxy's own name is not (the operator chose it, and it often lives
+in the private network). At most `max_redirects` hops (5 by default). Reads of one host wait their
+turn: at most `fetch_host_concurrency` at once, their starts at least `fetch_host_interval_ms` apart.
 
 Cookies: the transport keeps no jar, so a read keeps its own (`ReadCookies`): a cookie a hop's response
 sets is sent on the following hops of the same read to the same host (sites that set a cookie and
@@ -28,7 +29,8 @@ from plugin.errors import HTTP_ERROR, PRIVATE_ADDRESS, TIMEOUT, TOO_LARGE, Fetch
 from plugin.infra.admission import EngineClock
 from plugin.infra.egress import choose_proxy
 from plugin.infra.transport import Transport, TransportError
-from plugin.reading.addresses import GuardedResolver, PrivateAddressRefused, Target, check_url, public_address
+from plugin.reading.addresses import (GuardedResolver, PrivateAddressRefused, Target, check_url, private_address,
+                                     public_address)
 from plugin.settings import SECRET_HEADER, Settings
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -119,8 +121,10 @@ class PageClient:
         self.settings = settings
         self.public = public
         self.guard = GuardedResolver(resolver, allow_private=settings.allow_private_hosts, public=public)
-        # The one transport, with the page cap and the guarded resolver.
-        self.transport = Transport(page_settings(settings), resolver=self.guard)
+        # The one transport, with the page cap and the guarded resolver; an HTTP proxy's own name is
+        # resolved without the guard (the operator chose it; the page's name is checked before a hop is
+        # handed to it, in _check_behind_proxy).
+        self.transport = Transport(page_settings(settings), resolver=self.guard, proxy_resolver=self.guard.inner)
         self.user_agent = page_user_agent(settings)
         self._turns: dict[str, _HostTurns] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -199,7 +203,7 @@ class PageClient:
         except TransportError as exc:
             raise as_fetch_error(exc, target) from None
         except PrivateAddressRefused as exc:
-            raise FetchError(PRIVATE_ADDRESS, str(exc), url=target.url[:500]) from None
+            raise private_address(str(exc), url=target.url[:500]) from None
 
 
     async def _check_behind_proxy(self, target: Target, deadline: float) -> None:
@@ -223,7 +227,7 @@ class PageClient:
 
 def as_fetch_error(exc: TransportError, target: Target) -> FetchError:
     if isinstance(exc.cause, PrivateAddressRefused):
-        return FetchError(PRIVATE_ADDRESS, str(exc.cause), url=target.url[:500])
+        return private_address(str(exc.cause), url=target.url[:500])
     if exc.kind in ("timeout", "skipped"):  # skipped: not admitted before the deadline (too many reads out)
         return FetchError(TIMEOUT, f"{target.host}: {exc.detail}", url=target.url[:500])
     if exc.reason == "too_large":

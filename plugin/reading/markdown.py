@@ -122,9 +122,7 @@ class _Writer:
         return self.blocks(element)  # div, item or cell out of place, unknown containers
 
     def code(self, element) -> list[str]:
-        text = "".join(_LB if (isinstance(n.tag, str) and n.tag == "lb") else (n.text or "") + (n.tail or "")
-                       for n in element.iter() if n is not element)
-        text = ((element.text or "") + text).replace(_LB, "\n").strip("\n")
+        text = _code_text(element).replace(_LB, "\n").strip("\n")
         if not _visible(text):
             return []
         if not self.markdown:
@@ -194,6 +192,16 @@ class _Writer:
             if number == 0:  # GitHub tables need a header row: the first row serves
                 lines.append("|" + " --- |" * width)
         return ["\n".join(lines)]
+
+
+def _code_text(element) -> str:
+    """The text of a code element as written: every descendant's text and tail in document order, a line
+    break element (`lb`, from `<br>`) as a line break; the markup of emphasis inside code is dropped."""
+    parts: list[str] = [element.text or ""]
+    for child in element:
+        parts.append(_LB if (isinstance(child.tag, str) and child.tag == "lb") else _code_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
 
 
 def _wrap(text: str, marker: str) -> str:

@@ -1,7 +1,7 @@
 """Reading a page for a model: `fetch(url)` -> one slice of its main text, and how to read on.
 
-    url ─ check (http/https, no private address) ─ page cache? ──────────────────────────┐
-        ─ robots.txt (cached) ─ get, hop by hop (each hop checked, guarded DNS, politeness) │
+    url ─ check (http/https, no private address) ─ page cache? ─ hit: robots.txt allows it? ──────┐
+        ─ miss: robots.txt (cached) ─ get, hop by hop (each hop checked, guarded DNS, politeness)   │
         ─ by content type: HTML main text | PDF pages | text | Markdown | JSON ─ clean ─ cache
         ─ slice [offset, offset + max_chars), cut at a paragraph, line or word ─ FetchResponse
 
@@ -152,14 +152,19 @@ class Reader:
         (document, came from the cache)."""
         key = self.cache_key(url, markdown)
         use_cache = self.settings.fetch_cache_ttl_s > 0
+        respect_robots = self.settings.fetch_robots and not ignore_robots
         if use_cache:
             hit = await self.state.cache_get(key)
+            cached: Document | None = None
             if hit is not None:
                 try:
-                    return Document.from_json(hit), True
+                    cached = Document.from_json(hit)
                 except (ValueError, TypeError, KeyError):
                     pass  # an entry from another version: read the page again
-        respect_robots = self.settings.fetch_robots and not ignore_robots
+            if cached is not None:
+                if respect_robots:  # the entry may come from a read a person let past robots.txt
+                    await self._check_robots(url, cached.final_url, deadline)
+                return cached, True
         response = await self.client.get(url, deadline, before_hop=self.robots.check if respect_robots else None)
         if response.status >= 300:
             raise FetchError(HTTP_ERROR, f"the page answered HTTP {response.status}", status=response.status,
@@ -175,6 +180,12 @@ class Reader:
         if use_cache:
             await self.state.cache_put(key, document.to_json(), self.settings.fetch_cache_ttl_s)
         return document, False
+
+    async def _check_robots(self, url: str, final_url: str, deadline: float) -> None:
+        """robots.txt's word on a cached page, as the read that cached it would have had it: the address
+        asked for and the one it ended on (the page cache is shared by every read, whatever its flag)."""
+        for address in dict.fromkeys((url, final_url)):
+            await self.robots.check(self.client.check(address), deadline)
 
 
 # ----- module-level API -----

@@ -2,8 +2,12 @@
 
 - 2xx: the file's rules (Protego parses them; the first 512 KiB are read, the RFC's minimum is 500 KiB).
 - 4xx ("unavailable"), or more than five redirects: no rules, everything may be read.
-- 5xx, a failed connection or a timeout ("unreachable"): everything is disallowed, for
+- 5xx ("unreachable"), or a hop of it that cannot be read: everything is disallowed, for
   `robots_error_ttl_s`, then the file is asked for again.
+- No HTTP answer at all (refused connection, unknown host, TLS failure, timeout): the site is down or out
+  of reach, which says nothing about what it allows. The page is not read (the RFC's "unreachable"), and
+  the read fails with that network error (`http_error` without a status, or `timeout`), not
+  `blocked_by_robots`; nothing is kept, so the next read asks again.
 Verdicts are kept in the state store (`robots_cache_ttl_s`, 24 h by default, the RFC's upper bound for
 caching), so every process of a user, or of a fleet on Redis, asks a site for its robots.txt once.
 """
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from engines.base import Response
-from plugin.errors import BLOCKED_BY_ROBOTS, PRIVATE_ADDRESS, FetchError
+from plugin.errors import BLOCKED_BY_ROBOTS, HTTP_ERROR, PRIVATE_ADDRESS, TIMEOUT, FetchError
 from plugin.infra.state import State
 from plugin.infra.transport import TransportError
 from plugin.reading.addresses import Target
@@ -29,6 +33,15 @@ MAX_ROBOTS_CHARS = 512 * 1024
 # Fetches a URL following redirects hop by hop (the reader's own getter); raises FetchError or
 # TransportError when no answer could be had.
 Getter = Callable[[str, float], Awaitable[Response]]
+
+
+class SiteUnreachable(Exception):
+    """robots.txt got no HTTP answer at all: `code` (http_error or timeout) and the why (its message) for
+    the page's error."""
+
+    def __init__(self, code: str, why: str):
+        super().__init__(why)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -47,8 +60,14 @@ class RobotsPolicy:
         self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
 
     async def check(self, target: Target, deadline: float) -> None:
-        """Nothing when `target` may be read; FetchError blocked_by_robots otherwise."""
-        rules = await self.rules(target.origin, deadline)
+        """Nothing when `target` may be read; FetchError blocked_by_robots otherwise, or the network error
+        (http_error without a status, timeout) that kept robots.txt from being had."""
+        try:
+            rules = await self.rules(target.origin, deadline)
+        except SiteUnreachable as exc:
+            raise FetchError(exc.code, f"{target.origin}/robots.txt could not be fetched, so the page was not "
+                                       f"read: {exc}", **({"status": None} if exc.code == HTTP_ERROR else {}),
+                             url=target.url[:500]) from None
         if rules.kind == "allow_all":
             return
         if rules.kind == "disallow_all":
@@ -105,9 +124,12 @@ class RobotsPolicy:
         except FetchError as exc:
             if exc.code == PRIVATE_ADDRESS and exc.details.get("url") == url:
                 raise  # the site itself is out of reach: that, not robots.txt, is why it cannot be read
+            if exc.code == TIMEOUT or (exc.code == HTTP_ERROR and exc.details.get("status") is None):
+                raise SiteUnreachable(exc.code, exc.message[:200]) from None
             return RobotsRules("disallow_all", why=f"could not be fetched ({exc.code}: {exc.message[:120]})")
         except TransportError as exc:
-            return RobotsRules("disallow_all", why=f"could not be fetched ({exc.kind}: {exc.detail[:120]})")
+            raise SiteUnreachable(TIMEOUT if exc.kind in ("timeout", "skipped") else HTTP_ERROR,
+                                  exc.detail[:200]) from None
         status = response.status
         if 200 <= status < 300:
             text = response.text or response.body[:MAX_ROBOTS_CHARS].decode("utf-8", "replace")

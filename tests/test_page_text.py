@@ -1,0 +1,142 @@
+"""A page's text without the network: HTML main text and its Markdown (plugin.reading.extract, .markdown),
+what a body is sniffed as (plugin.reading.documents), slices (plugin.reading.reader.slice_text) and the
+cookies of one read (plugin.reading.hops.ReadCookies)."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from pages import ARTICLE_PARAGRAPHS, article_html
+from plugin.reading.addresses import Target
+from plugin.reading.documents import kind_of
+from plugin.reading.extract import extract_html, parse_html, visible_text
+from plugin.reading.hops import ReadCookies
+from plugin.reading.markdown import render
+from plugin.reading.reader import slice_text
+
+
+def rendered(xml: str, *, markdown: bool = True) -> str:
+    """trafilatura's tree vocabulary (`<body><code>…</code></body>`) rendered by our writer."""
+    from lxml import etree
+
+    return render(etree.fromstring(xml), markdown=markdown)
+
+
+# ----- code blocks -----
+def test_a_code_block_keeps_every_line_after_a_line_break_element():
+    html = article_html(extra_body="<pre><code>first line<br>second line<br>third line</code></pre>")
+    text = extract_html(html).content
+    assert "```\nfirst line\nsecond line\nthird line\n```" in text
+    plain = extract_html(html, markdown=False).content
+    assert "first line\nsecond line\nthird line" in plain
+
+
+def test_code_keeps_nested_markup_in_document_order():
+    xml = '<body><code>a = <hi rend="#b">b<hi rend="#i">c</hi>d</hi>e<lb/>f</code></body>'
+    assert rendered(xml) == "```\na = bcde\nf\n```"
+
+
+def test_a_fence_is_longer_than_any_backtick_run_in_the_code():
+    xml = "<body><code>print('x')<lb/>```python<lb/>inside<lb/>```</code></body>"
+    assert rendered(xml) == "````\nprint('x')\n```python\ninside\n```\n````"
+    xml = "<body><code>````md<lb/>```<lb/>````</code></body>"
+    assert rendered(xml) == "`````\n````md\n```\n````\n`````"
+
+
+def test_a_one_line_code_block_is_inline_code_its_fence_longer_than_its_backticks():
+    assert rendered("<body><code>run `make`</code></body>") == "``run `make```"
+
+
+# ----- tables -----
+def test_a_pipe_in_a_table_cell_is_escaped_in_markdown_only():
+    xml = ('<body><table><row><cell role="head">Operator</cell><cell role="head">Means</cell></row>'
+           '<row><cell>a | b</cell><cell>either</cell></row></table></body>')
+    assert rendered(xml) == "| Operator | Means |\n| --- | --- |\n| a \\| b | either |"
+    assert rendered(xml, markdown=False) == "Operator | Means\na | b | either"
+
+
+# ----- the visible-text fallback -----
+def test_visible_text_leaves_out_what_a_person_does_not_see():
+    html = ("<html><body><p>Shown to readers.</p><div aria-hidden='true'>Icon label for screen readers</div>"
+            "<div aria-hidden='false'>Also shown.</div><p hidden>Hidden by attribute.</p>"
+            "<p style='display: none'>Hidden by style.</p><script>var tracking = 1;</script></body></html>")
+    assert visible_text(parse_html(html)) == "Shown to readers.\nAlso shown."
+
+
+def test_short_main_text_is_kept_when_the_visible_text_is_not_much_longer():
+    # Main text under fetch_fallback_min_chars, the whole page hardly longer: the main text is kept, without
+    # the "visible text" warning (a short note is a short note, not a failed extraction).
+    note = "Maintenance tonight from ten until midnight; the service stays read-only meanwhile."
+    html = f"<html><head><title>Status</title></head><body><main><article><p>{note}</p></article></main>" \
+           f"<footer><p>Status page</p></footer></body></html>"
+    extracted = extract_html(html, fallback_min_chars=200)
+    assert note in extracted.content and extracted.method == "main" and extracted.warnings == []
+    assert "Status page" not in extracted.content
+
+
+def test_long_main_text_is_kept_whatever_the_page_around_it():
+    html = article_html(extra_body="")
+    extracted = extract_html(html, fallback_min_chars=200)
+    assert extracted.method == "main" and ARTICLE_PARAGRAPHS[0] in extracted.content
+    assert "Ten tips for faster builds" not in extracted.content
+
+
+# ----- sniffing a body without a useful content type -----
+@pytest.mark.parametrize("bom, encoding", [(codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+                                           (codecs.BOM_UTF16_BE, "utf-16-be")])
+@pytest.mark.parametrize("media", ["", "application/octet-stream"])
+def test_html_with_a_byte_order_mark_is_sniffed_as_html(bom, encoding, media):
+    body = bom + "<!DOCTYPE html><html><body><p>Bonjour</p></body></html>".encode(encoding)
+    assert kind_of(media, body) == "html"
+    assert kind_of(media, bom + "  \n<html lang=fr><p>x</p></html>".encode(encoding)) == "html"
+    assert kind_of(media, bom + b"PK\x03\x04 not html") is None
+
+
+# ----- slices -----
+def test_a_slice_is_cut_in_its_last_fifth_not_at_an_earlier_paragraph():
+    # A paragraph break early on, then words: the cut is the last space before max_chars, not the break.
+    text = "Short intro.\n\n" + "word " * 400
+    piece, next_offset = slice_text(text, 0, 1000)
+    assert 800 <= len(piece) <= 1000 and piece.endswith(" ") and next_offset == len(piece)
+    # The same from an offset: the floor is counted from where the slice starts, so a paragraph break
+    # before offset + 4/5 of max_chars is not where it ends.
+    text = "w" * 1500 + "\n\n" + "word " * 200
+    piece, next_offset = slice_text(text, 1000, 1000)
+    assert 800 <= len(piece) <= 1000 and piece.endswith(" ") and next_offset == 1000 + len(piece)
+
+
+def test_a_slice_prefers_a_paragraph_break_then_a_line_break_in_its_last_fifth():
+    text = "a" * 850 + "\n" + "b" * 50 + "\n\n" + "c" * 30 + " " + "d" * 500
+    assert slice_text(text, 0, 1000)[1] == 903  # after the paragraph break, not after the later space
+    text = "a" * 850 + " " + "b" * 50 + "\n" + "c" * 500
+    assert slice_text(text, 0, 1000)[1] == 902  # after the line break, not after the space
+    # The last fifth starts at offset + 800 of 1,000: a break just before it is not used, one at it is.
+    assert slice_text("a" * 798 + "\n\n" + "b" * 500, 0, 1000)[1] == 1000
+    assert slice_text("a" * 799 + " " + "b" * 500, 0, 1000)[1] == 1000
+    assert slice_text("a" * 800 + " " + "b" * 500, 0, 1000)[1] == 801
+    text = "x" * 2000  # nowhere to cut: the slice is max_chars long
+    assert slice_text(text, 0, 1000) == ("x" * 1000, 1000)
+
+
+# ----- the cookies of one read -----
+def target(url: str) -> Target:
+    scheme, rest = url.split("://", 1)
+    host = rest.split("/", 1)[0]
+    return Target(url=url, scheme=scheme, host=host, port=443 if scheme == "https" else 80)
+
+
+def test_a_cookie_set_over_https_is_not_sent_over_plain_http():
+    cookies = ReadCookies()
+    secure, plain = target("https://news.example/a"), target("http://news.example/b")
+    sent = cookies.for_hop(secure)
+    cookies.after_hop(secure, sent, {**sent, "session": "s1"})
+    assert cookies.for_hop(secure) == {"session": "s1"}
+    assert cookies.for_hop(plain) == {}
+    # A cookie set over plain http goes both ways.
+    sent = cookies.for_hop(plain)
+    cookies.after_hop(plain, sent, {**sent, "lang": "en"})
+    assert cookies.for_hop(plain) == {"lang": "en"}
+    assert cookies.for_hop(secure) == {"session": "s1", "lang": "en"}
+    assert cookies.for_hop(target("https://other.example/")) == {}
