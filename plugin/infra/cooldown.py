@@ -132,8 +132,8 @@ class Cooldowns:
         return await self.store.update(engine, change, self.keep_s)
 
     async def success(self, engine: str) -> None:
-        if await self.store.get(engine) is not None:
-            await self.store.clear(engine)
+        # No read first: the embedded store queues the clear and skips it when nothing is stored.
+        await self.store.clear(engine)
 
 
 @dataclass

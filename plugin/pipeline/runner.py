@@ -125,22 +125,26 @@ class EngineRunner:
         if missing:  # asking anyway would repeat its page 1 (or waste a request)
             return EngineRun(engine, tier, "skipped", detail=missing)
         upstream = self.settings.upstream(engine.name)
-        if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
-            answer = await self.answers.get(engine, plan.operators.text, options)
-            if answer is not None:
-                return self.from_cache(engine, tier, answer, plan)
-        entry = None if plan.ignore_cooldowns else await self.cooldowns.active(upstream)
-        if entry is not None:
-            left = max(0, entry.until - self.cooldowns.clock())
-            return EngineRun(engine, tier, "cooldown",
-                             detail=f"cooling down for {left:.0f}s more after {entry.status} (failure {entry.failures})")
-        # Budgets spare the engines' own servers; a mirror, proxy or stand-in behind an endpoint override
-        # has a budget only when one is set for it by its upstream key ("bing@http://host:port").
-        budget = self.settings.budget_per_minute.get(upstream)
-        if budget and not await self.state.spend(upstream, budget):
-            return EngineRun(engine, tier, "skipped",
-                             detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
         clock = clock or self.clock()
+        # What the store says (a cached answer, a cooldown, the budget) is waited for on our side: queue
+        # time, during which the search's clock stands still, so a slow store never makes an engine late
+        # (and the store bounds each read: a slow one is a miss).
+        async with clock.waiting():
+            if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
+                answer = await self.answers.get(engine, plan.operators.text, options)
+                if answer is not None:
+                    return self.from_cache(engine, tier, answer, plan)
+            entry = None if plan.ignore_cooldowns else await self.cooldowns.active(upstream)
+            if entry is not None:
+                left = max(0, entry.until - self.cooldowns.clock())
+                return EngineRun(engine, tier, "cooldown", detail=f"cooling down for {left:.0f}s more after "
+                                                                  f"{entry.status} (failure {entry.failures})")
+            # Budgets spare the engines' own servers; a mirror, proxy or stand-in behind an endpoint override
+            # has a budget only when one is set for it by its upstream key ("bing@http://host:port").
+            budget = self.settings.budget_per_minute.get(upstream)
+            if budget and not await self.state.spend(upstream, budget):
+                return EngineRun(engine, tier, "skipped", detail=f"request budget of {budget} searches/minute "
+                                                                 f"used up ({self.state.backend} store)")
         sent_at = self.cooldowns.clock()  # on the policy's clock: which failure episode this request is in
         run = EngineRun(engine, tier, "error")
         try:
