@@ -37,15 +37,18 @@ class TransportError(Exception):
     """An exchange that produced no usable response. `kind` is a status: timeout, error, or skipped
     (not admitted: `overloaded`). `reason` says more where a caller needs to tell failures apart
     ("unreachable": DNS or connection failure, which may be our own network's fault, not the engine's;
-    "too_large": over the size cap). `cause` is the OS error of a failed connection (a page read's
-    resolver refusing a private address, for one)."""
+    "too_large": over the size cap). `proxy` (masked) is set when what could not be connected to was
+    our proxy (HTTP or SOCKS): our way out is down, never the engine's fault. `cause` is the OS error of
+    a failed connection (a page read's resolver refusing a private address, for one)."""
 
-    def __init__(self, kind: str, detail: str, *, reason: str = "", cause: BaseException | None = None):
+    def __init__(self, kind: str, detail: str, *, reason: str = "", cause: BaseException | None = None,
+                 proxy: str | None = None):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.reason = reason
         self.cause = cause
+        self.proxy = proxy
 
 
 
@@ -275,7 +278,8 @@ class Transport:
                                                  secrets)[:200]) from None
         except aiohttp.ClientProxyConnectionError as exc:  # our way out is down: not the engine's fault
             raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} unreachable: {exc.os_error or exc}",
-                                                 secrets)[:200], reason="unreachable") from None
+                                                 secrets)[:200], reason="unreachable",
+                                 proxy=mask_url(proxy or "")) from None
         except aiohttp.ClientHttpProxyError as exc:
             raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} refused the request: HTTP "
                                                  f"{exc.status} {exc.message}", secrets)[:200]) from None
@@ -291,7 +295,10 @@ class Transport:
         except Exception as exc:
             if proxy is None or type(exc).__module__.split(".")[0] not in ("python_socks", "aiohttp_socks"):
                 raise
-            # SOCKS failures (refused, bad credentials, unreachable target) are the SOCKS library's own.
+            if type(exc).__name__ == "ProxyConnectionError":  # the SOCKS proxy itself could not be connected to
+                raise TransportError("error", redact(f"proxy {mask_url(proxy)} unreachable: {exc}", secrets)[:200],
+                                     reason="unreachable", proxy=mask_url(proxy)) from None
+            # Other SOCKS failures (bad credentials, a target the proxy cannot reach) are the SOCKS library's own.
             raise TransportError("error", redact(f"proxy {mask_url(proxy)} failed: {type(exc).__name__}: {exc}",
                                                  secrets)[:200]) from None
         if _textual(headers.get("content-type", "")):

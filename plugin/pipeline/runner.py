@@ -10,7 +10,8 @@ request is out, not while the request waits for admission (queue time, reported 
 
 A failure's cooldown is measured from when its request started (in-flight failures of one episode do
 not escalate, plugin.infra.cooldown), and a connection failure waits for the search's verdict on
-whether the machine is offline before it benches anything (`conclude`).
+whether the machine is offline before it benches anything (`conclude`). A proxy of ours that cannot be
+connected to never benches an engine.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class EngineRun:
     queue_ms: int | None = None
     retry_after: float | None = None
     unreachable: bool = False  # failed to connect at all (DNS, refused, no route)
+    proxy_down: str | None = None  # our proxy (masked URL) could not be connected to: never the engine's fault
     cached: bool = False  # the answer came from the answer cache
     ours: bool = False  # our failure (a parser crash, a bug): never benches the engine
 
@@ -157,7 +159,8 @@ class EngineRunner:
             if plan.answer_cache != "off" and self.answers.enabled:
                 await self.answers.put(engine, plan.operators.text, options, answer)  # failures are not kept
         except TransportError as exc:
-            run = EngineRun(engine, tier, exc.kind, detail=exc.detail, unreachable=exc.reason == "unreachable")
+            run = EngineRun(engine, tier, exc.kind, detail=exc.detail, proxy_down=exc.proxy,
+                            unreachable=exc.reason == "unreachable" and exc.proxy is None)
         except (asyncio.TimeoutError, TimeoutError):
             run = EngineRun(engine, tier, "timeout", detail=f"no complete answer within {self.settings.timeout_ms} ms")
         except Exception as exc:  # a bug of ours must not fail the search
@@ -171,10 +174,10 @@ class EngineRunner:
             run.detail = "; ".join(([run.detail] if run.detail else []) + notes)
         # Redact before cutting, so a key split by the cut cannot leak half of itself.
         run.detail = redact(run.detail, self.secrets)[:300]
-        if not run.unreachable and run.status not in ("timeout", "skipped"):
+        if not (run.unreachable or run.proxy_down) and run.status not in ("timeout", "skipped"):
             await plan.network.reached_server()  # something answered: connection failures are the engines'
-        if run.ours:
-            pass  # the engine answered; what failed was ours, and benching the engine would not fix it
+        if run.ours or run.proxy_down:
+            pass  # what failed was ours (a parser crash, our proxy down): benching the engine would not fix it
         elif run.status in FAILURE_STATUSES:
             record = functools.partial(self.cooldowns.failure, upstream, run.status, run.retry_after, run.detail,
                                        started=sent_at)
@@ -191,21 +194,35 @@ class EngineRunner:
         return (detail + "; " if detail else "") + f"cooling down {left:.0f}s"
 
     async def conclude(self, plan: SearchPlan, runs: list[EngineRun]) -> list[str]:
-        """End of the search's own engine runs: offline (every engine tried failed to connect, at least two
-        tried) drops the held connection failures unbenched and returns the warning to show; otherwise
-        the held failures bench their engines now (and later failures at once)."""
+        """End of the search's own engine runs, and the warnings to show for the network. Offline (every
+        engine tried, one or many, failed to connect, directly or to our proxy, and none connected) drops
+        the held connection failures unbenched; otherwise the held failures bench their engines now (and
+        later failures at once). A proxy that could not be connected to is named, and benches nothing."""
         network = plan.network
         network.concluded = True
         tried = [run for run in runs
                  if run.status in FAILURE_STATUSES or run.status in ANSWERED_STATUSES or run.status == "late"]
-        if not network.reached and len(tried) >= 2 and all(run.unreachable for run in tried):
+        warnings = proxy_warnings(tried)
+        if (not network.reached and any(run.unreachable for run in tried)
+                and all(run.unreachable or run.proxy_down for run in tried)):
             network.held.clear()
             for run in tried:
-                run.detail = f"{OFFLINE_DETAIL} ({run.detail})" if run.detail else OFFLINE_DETAIL
-            return [OFFLINE_WARNING]
+                if run.unreachable:
+                    run.detail = f"{OFFLINE_DETAIL} ({run.detail})" if run.detail else OFFLINE_DETAIL
+            return [OFFLINE_WARNING, *warnings]
         await network.flush()
         for run in runs:  # held failures benched since: say so in their reports
             entry = network.benched.get(run.engine.name)
             if run.unreachable and entry is not None and "cooling down" not in run.detail:
                 run.detail = self._with_window(run.detail, entry)
-        return []
+        return warnings
+
+
+def proxy_warnings(runs: list[EngineRun]) -> list[str]:
+    """One warning per proxy that could not be connected to, naming the engines that went through it."""
+    engines: dict[str, list[str]] = {}
+    for run in runs:
+        if run.proxy_down:
+            engines.setdefault(run.proxy_down, []).append(run.engine.name)
+    return [f"proxy unreachable: {proxy} could not be connected to ({', '.join(names)}); no engine was benched "
+            f"for it" for proxy, names in engines.items()]
