@@ -452,6 +452,43 @@ async def test_per_host_concurrency_is_bounded(standins):
     await reader.close()
 
 
+async def test_waiting_for_a_turn_at_the_host_is_queue_time_never_the_pages_timeout(standins):
+    """Issue 21: 100 concurrent reads of one host gave 20 x `timeout` though the host answered at once,
+    because the turns queue counted against fetch_timeout_ms. Queue time is ours: reported, not a timeout."""
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    reader = Reader(settings(fetch_timeout_ms=1000, fetch_host_interval_ms=100, fetch_host_concurrency=2,
+                             fetch_cache_ttl_s=0))
+    try:
+        outcomes = await asyncio.gather(*(read(f"{site.url}/post", reader) for _ in range(25)),
+                                        return_exceptions=True)
+    finally:
+        await reader.close()
+    failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    assert failures == []
+    # Starts 100 ms apart: the last of 25 reads (and robots.txt) waited well past the page's own 1000 ms.
+    assert max(response.queue_ms for response in outcomes) > 1000
+    assert len(site.requests) == 26
+
+
+async def test_a_read_whose_deadline_passes_in_the_queue_is_overloaded_not_a_timeout(standins):
+    """One read of the host at a time, each 400 ms: the second waits 400 ms, within `admission_wait_ms`
+    (600), and then gets the page's whole 1000 ms; the third would wait 800 ms: past its wait, it is
+    `overloaded` (our load, HTTP 503), and the page is never asked for it."""
+    site = await standins(routes({"/slow": page(article_html(), delay=0.4)}))
+    reader = Reader(settings(fetch_timeout_ms=1000, admission_wait_ms=600, fetch_host_interval_ms=0,
+                             fetch_host_concurrency=1, fetch_robots=False, fetch_cache_ttl_s=0))
+    try:
+        outcomes = await asyncio.gather(*(read(f"{site.url}/slow", reader) for _ in range(3)), return_exceptions=True)
+    finally:
+        await reader.close()
+    errors = [outcome for outcome in outcomes if isinstance(outcome, FetchError)]
+    assert len(errors) == 1 and errors[0].code == "overloaded" and errors[0].http_status == 503, errors
+    assert errors[0].details["queue_ms"] >= 600
+    assert "waited" in errors[0].message and "try again later" in errors[0].message
+    assert max(o.queue_ms for o in outcomes if not isinstance(o, BaseException)) >= 400
+    assert len(site.requests) == 2
+
+
 # ----- charsets -----
 async def test_gb18030_and_utf16_pages(standins):
     chinese = ("<html><head><meta charset=\"gbk\"><title>异步编程入门</title></head><body><article><h1>异步编程入门</h1>"
@@ -617,7 +654,7 @@ def test_public_names_and_response_fields():
     assert plugin.fetch.__module__ == "plugin.reading.reader" and callable(plugin.fetch_sync)
     assert list(plugin.FetchResponse.model_fields) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "warnings"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings"]
     assert issubclass(plugin.FetchError, plugin.SearchError)
 
 
