@@ -1,0 +1,133 @@
+"""Admission and the engine clock (issue 23 survivors), with real event-loop time and no network:
+`upstream_rps` spaces the starts of one upstream (set by the engine's name, it holds behind an endpoint
+override too), `pool_limit` bounds the whole process, and the stall credit that spares an engine our
+busy loop is bounded (a hung engine still times out) and never charged to the engine.
+
+Spacing is observed as "the next request is still queued", never as a measured duration."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from plugin.infra.admission import MAX_STALL_CREDIT, Admission, EngineClock, Lane, turn
+from plugin.settings import Settings
+
+
+async def hold(admission: Admission, upstream: str, engine: str, clock: EngineClock,
+               admitted: asyncio.Event, release: asyncio.Event) -> None:
+    async with admission.admit(upstream, engine, clock):
+        admitted.set()
+        await release.wait()
+
+
+async def second_waits(settings: Settings, first: tuple[str, str], second: tuple[str, str]) -> bool:
+    """Admit `first` (upstream, engine) and keep it out; ask for `second`: is it still queued a while later?
+    (A start 5 s away, with 10 s to wait: it waits, rather than being refused as overloaded at once.)"""
+    admission = Admission(settings)
+    release = asyncio.Event()
+    events = [asyncio.Event(), asyncio.Event()]
+    clocks = [EngineClock(10, 10), EngineClock(10, 10)]
+    tasks = [asyncio.create_task(hold(admission, *first, clocks[0], events[0], release))]
+    await asyncio.wait_for(events[0].wait(), 5)
+    tasks.append(asyncio.create_task(hold(admission, *second, clocks[1], events[1], release)))
+    await asyncio.sleep(0.05)  # far longer than a start 1 ms away, far shorter than one 5 s away
+    waiting = clocks[1].queued and not events[1].is_set()
+    release.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return waiting
+
+
+async def test_upstream_rps_spaces_the_starts_of_one_upstream():
+    assert await second_waits(Settings(upstream_rps={"bing": 0.2}), ("bing", "bing"), ("bing", "bing"))
+    assert not await second_waits(Settings(), ("bing", "bing"), ("bing", "bing"))
+    assert not await second_waits(Settings(upstream_rps={"bing": 0.2}), ("bing", "bing"), ("brave", "brave"))
+
+
+async def test_an_engines_rps_holds_behind_its_endpoint_override_and_the_upstream_key_wins():
+    settings = Settings(endpoints={"bing": "http://127.0.0.1:9"}, upstream_rps={"bing": 0.2})
+    upstream = settings.upstream("bing")
+    assert upstream != "bing"
+    assert await second_waits(settings, (upstream, "bing"), (upstream, "bing"))
+    keyed = Settings(endpoints={"bing": "http://127.0.0.1:9"}, upstream_rps={upstream: 0.2, "bing": 1000})
+    assert await second_waits(keyed, (upstream, "bing"), (upstream, "bing"))
+    fast = Settings(endpoints={"bing": "http://127.0.0.1:9"}, upstream_rps={upstream: 1000, "bing": 0.2})
+    assert not await second_waits(fast, (upstream, "bing"), (upstream, "bing"))
+
+
+async def test_pool_limit_bounds_requests_out_across_upstreams():
+    assert await second_waits(Settings(pool_limit=1), ("bing", "bing"), ("brave", "brave"))
+    assert not await second_waits(Settings(pool_limit=2), ("bing", "bing"), ("brave", "brave"))
+
+
+async def test_a_lane_admits_first_come_first_served_and_a_freed_slot_passes_straight_on():
+    lane = Lane(1)
+    order: list[int] = []
+    release = asyncio.Event()
+
+    async def one(i: int) -> None:
+        async with turn([lane], EngineClock(10, 10)):
+            order.append(i)
+            await release.wait()
+
+    tasks = [asyncio.create_task(one(i)) for i in range(4)]
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert order == [0] and lane.queued == 3
+    release.set()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2, 3] and lane.active == 0 and lane.queued == 0
+
+
+def stall(seconds: float) -> None:
+    """Our event loop busy elsewhere (CPU-bound work in a callback) for `seconds`."""
+    time.sleep(seconds)
+
+
+async def test_a_hung_engine_still_times_out_while_our_loop_keeps_stalling():
+    """Every time the engine's deadline comes, the loop has been busy: the engine is given the stall back,
+    but at most MAX_STALL_CREDIT times its deadline in all, so it still times out."""
+    clock = EngineClock(0.05, 1)
+    stop = asyncio.Event()
+
+    async def busy_loop() -> None:
+        while not stop.is_set():
+            stall(0.12)  # each stall makes the deadline's timer fire more than STALL_S late
+            await asyncio.sleep(0)
+
+    busy = asyncio.create_task(busy_loop())
+    ended_by_its_clock = False
+
+    async def hung_request() -> None:
+        nonlocal ended_by_its_clock
+        try:
+            async with clock.out():
+                await asyncio.sleep(3600)
+        except TimeoutError:
+            ended_by_its_clock = True
+
+    try:
+        await asyncio.wait_for(hung_request(), 20)  # without the bound the request never ends: cut here
+    except TimeoutError:
+        pass
+    finally:
+        stop.set()
+        await busy
+    assert ended_by_its_clock
+    assert clock.engine_s <= clock.timeout_s + MAX_STALL_CREDIT * clock.timeout_s + 0.5
+
+
+async def test_time_our_loop_was_stalled_is_not_charged_to_the_engine():
+    """The answer came while our loop was busy past the engine's deadline: the engine did not time out,
+    and the stall is not on its clock (only its own time is)."""
+    clock = EngineClock(0.2, 1)
+    async with clock.out():
+        stall(0.6)  # the deadline's timer is due at 0.2 s and can only fire after this
+        await asyncio.sleep(0.01)  # the answer is read after the late timer has run: the stall is credited back
+    # Without the credit the engine would be charged >= 0.6 s; with it, about its 0.2 s deadline.
+    assert clock.engine_s < 0.5, clock.engine_s
+    assert clock.engine_ms() < 500
