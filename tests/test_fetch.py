@@ -690,7 +690,7 @@ async def test_readers_evicted_from_the_module_cache_are_closed(standins, monkey
         reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True, fetch_max_chars=1000 + i))
         await reader.fetch(f"{engine.url}/page{i}")  # a page no cache holds: the reader opens its session
         readers.append(reader)
-        sessions.append(reader.client.transport._session)  # the session this reader opened
+        sessions.append(reader.client.transport.pool)  # the session this reader opened
     await asyncio.gather(*reading._readers.retiring)
     assert sessions[0].closed and not sessions[-1].closed
     for reader in readers[1:]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Protocol, TypeVar
 
 from plugin.infra.cooldown import Change, CooldownEntry
-from plugin.infra.lifecycle import LoopBound
+from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.logs import get_logger
 from plugin.infra.secrets import mask_url
 from plugin.settings import Settings
@@ -597,22 +597,18 @@ class RedisState:
         self.url = url
         self.prefix = prefix
         self.warnings: list[str] = []
-        self._redis = None
-        self._loop = None
-        self._closer: LoopBound | None = None
+        # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its
+        # own client, closed when its loop ends (LoopBound) or at close().
+        self._clients: PerLoop[tuple[object, LoopBound]] = PerLoop(self._connect)
 
-    def _client(self):
-        # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its own,
-        # and each is closed when its loop ends (LoopBound) or at close().
+    def _connect(self) -> tuple[object, LoopBound]:
         import redis.asyncio as redis
 
-        loop = asyncio.get_running_loop()
-        if self._redis is None or self._loop is not loop:
-            client = redis.Redis.from_url(self.url, socket_timeout=1.0, socket_connect_timeout=1.0,
-                                          decode_responses=True)
-            self._redis, self._loop = client, loop
-            self._closer = LoopBound(functools.partial(_close_quietly, client))
-        return self._redis
+        client = redis.Redis.from_url(self.url, socket_timeout=1.0, socket_connect_timeout=1.0, decode_responses=True)
+        return client, LoopBound(functools.partial(_close_quietly, client))
+
+    def _client(self):
+        return self._clients.get()[0]
 
     async def _call(self, name: str, *args, **kwargs):
         import redis
@@ -686,9 +682,10 @@ class RedisState:
         return used <= per_minute
 
     async def close(self) -> None:
-        closer, self._closer, self._redis = self._closer, None, None
-        if closer is not None and self._loop is asyncio.get_running_loop():
-            await closer.close()
+        current = self._clients.current()
+        self._clients.forget()
+        if current is not None:  # a client of another loop was closed by that loop's end
+            await current[1].close()
 
 
 async def _close_quietly(client) -> None:

@@ -21,7 +21,7 @@ import aiohttp
 from engines.base import Headers, Request, Response
 from plugin.infra.admission import OVERLOADED, Admission, EngineClock, Overloaded
 from plugin.infra.charset import decode_body
-from plugin.infra.lifecycle import LoopBound
+from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers
 from plugin.infra.logs import get_logger
 from plugin.infra.secrets import mask_url, redact, url_secrets
@@ -121,15 +121,21 @@ def _take_cookies(jar: dict[str, str], responses) -> None:
                 jar[name] = morsel.value
 
 
+class _Sessions:
+    """The HTTP sessions of one event loop: the pool, one per SOCKS proxy (SOCKS works at the connector),
+    and what closes them when that loop ends."""
+
+    def __init__(self) -> None:
+        self.pool: aiohttp.ClientSession | None = None
+        self.socks: dict[str, aiohttp.ClientSession] = {}
+        self.closers: list[LoopBound] = []
+
+
 class Transport:
     def __init__(self, settings: Settings, *, resolver: aiohttp.abc.AbstractResolver | None = None):
         self.settings = settings
         self._resolver = resolver  # page reads pass plugin.reading's guarded resolver; engines use the system's
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        # SOCKS proxies work at the connector, so each one gets a session of its own.
-        self._socks_sessions: dict[str, aiohttp.ClientSession] = {}
-        self._closers: list[LoopBound] = []
+        self._sessions: PerLoop[_Sessions] = PerLoop(_Sessions)
         self.admission = Admission(settings)
 
     def _ssl(self):
@@ -141,7 +147,7 @@ class Transport:
         context.load_verify_locations(cafile=str(self.settings.ca_file))
         return context
 
-    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
+    def _new_session(self, sessions: _Sessions, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         session = aiohttp.ClientSession(
             connector=connector,
             # No shared jar: cookies travel per exchange (see the module docstring).
@@ -154,12 +160,12 @@ class Transport:
             trust_env=False,
         )
         # A session made by asyncio.run(search(...)) is closed by that asyncio.run.
-        self._closers.append(LoopBound(session.close))
+        sessions.closers.append(LoopBound(session.close))
         return session
 
     def _get_session(self, proxy: str | None = None) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
+        sessions = self._sessions.get()  # those of another loop close with it
+        if sessions.pool is None or sessions.pool.closed:
             # Admission keeps requests out within pool_limit and upstream_concurrency, so the pool never
             # makes an admitted request wait (that wait would count against the engine's deadline).
             connector = aiohttp.TCPConnector(
@@ -169,13 +175,11 @@ class Transport:
                 ssl=self._ssl(),
                 **({"resolver": self._resolver} if self._resolver is not None else {}),
             )
-            self._closers = []  # those of another loop close with it
-            self._session = self._new_session(connector)
-            self._socks_sessions = {}
-            self._loop = loop
+            sessions.pool = self._new_session(sessions, connector)
+            sessions.socks = {}
         if proxy is None or urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
-            return self._session
-        session = self._socks_sessions.get(proxy)
+            return sessions.pool
+        session = sessions.socks.get(proxy)
         if session is None or session.closed:
             try:
                 from aiohttp_socks import ProxyConnector
@@ -187,17 +191,22 @@ class Transport:
             connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
                                                 limit=self.settings.pool_limit,
                                                 limit_per_host=0, ssl=self._ssl())
-            session = self._new_session(connector)
-            self._socks_sessions[proxy] = session
+            session = self._new_session(sessions, connector)
+            sessions.socks[proxy] = session
         return session
 
+    @property
+    def pool(self) -> aiohttp.ClientSession | None:
+        """The running loop's pooled session, if one was opened."""
+        sessions = self._sessions.current()
+        return sessions.pool if sessions is not None else None
+
     async def close(self) -> None:
-        closers, self._closers = self._closers, []
-        self._session = None
-        self._socks_sessions = {}
+        sessions = self._sessions.current()
+        self._sessions.forget()
         # Sessions of another loop are closed by that loop's end (or already were).
-        if self._loop is asyncio.get_running_loop():
-            for closer in closers:
+        if sessions is not None:
+            for closer in sessions.closers:
                 await closer.close()
 
     async def fetch(self, request: Request, engine: str, clock: EngineClock,
@@ -238,8 +247,8 @@ class Transport:
             "allow_redirects": follow_redirects,
             "max_redirects": self.settings.max_redirects,
         }
-        if proxy is not None and session is self._session:
-            kwargs["proxy"] = proxy
+        if proxy is not None and urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
+            kwargs["proxy"] = proxy  # an HTTP(S) proxy goes per request; a SOCKS one is its session's connector
         if request.form is not None:
             kwargs["data"] = list(request.form)
         elif request.json is not None:
