@@ -16,8 +16,10 @@ the answer cache on), then again on the memory store, each in a fresh state dire
 stand-in engines (their own process) answer after --engine-ms (100 ms). Each round sends --concurrency
 `GET /search` at once, the same queries every round (round 2 is answered from the cache). Reported per
 round: answers with no rows, engines `late` or `timeout` (false timeouts: every engine is healthy),
-engines benched (`cooldown`), HTTP errors, latency percentiles, and the workers' log lines saying
-`database is locked`. Exit status 0 when every round of every store had no empty answer, no false
+engines benched (`cooldown`), HTTP errors, answers whose warnings mention the state store (a read that
+did not answer within `state_wait_ms`, taken as a miss), latency percentiles, and the workers' log lines
+saying `database is locked`. --real-pages: the stand-ins replay real pages of one query from
+../shared/serp-corpus (METASEARCH_CORPUS) instead of small synthetic ones. Exit status 0 when every round of every store had no empty answer, no false
 timeout and nothing benched.
 """
 
@@ -202,7 +204,7 @@ async def _burst(port: int, queries: list[str]) -> dict:
 
     latencies: list[float] = []
     counts = {"answers": 0, "empty_answers": 0, "http_errors": 0, "false_timeouts": 0, "benched": 0,
-              "statuses": {}}
+              "answers_with_a_state_store_warning": 0, "statuses": {}}
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120)) as session:
         async def one(query: str) -> None:
@@ -219,6 +221,8 @@ async def _burst(port: int, queries: list[str]) -> dict:
             counts["answers"] += 1
             if not body["results"]:
                 counts["empty_answers"] += 1
+            if any("state store" in warning for warning in body["warnings"]):
+                counts["answers_with_a_state_store_warning"] += 1
             for engine in body["engines"]:
                 status = engine["status"]
                 counts["statuses"][status] = counts["statuses"].get(status, 0) + 1
