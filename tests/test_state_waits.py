@@ -95,3 +95,20 @@ async def test_close_commits_what_is_queued_so_a_cli_process_keeps_what_it_learn
     later = SqliteState(tmp_path / "s.db")
     assert await later.cache_get("k") == "v"
     later.close_at_exit()
+
+
+def test_a_store_nobody_closed_still_commits_its_writes_when_the_process_exits(tmp_path):
+    """`fetch()` and `search()` keep their stores in module-level readers and searchers that nobody
+    closes: the writes they queued are committed at interpreter exit, not lost with the writer thread."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = (f"import asyncio\nfrom pathlib import Path\nfrom plugin.infra.state import SqliteState\n"
+              f"store = SqliteState(Path({str(tmp_path / 's.db')!r}))\n"
+              f"asyncio.run(store.cache_put('k', 'v', 60))\n")  # then exit, the store never closed
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(str(tmp_path / "s.db")) as db:
+        assert db.execute("SELECT value FROM cache WHERE key = 'k'").fetchall() == [("v",)]

@@ -29,6 +29,7 @@ import random
 import sqlite3
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from pathlib import Path
@@ -225,6 +226,80 @@ class _Write:
         self.work, self.done, self.needed = work, done, needed
 
 
+def _write_loop(writes: "queue.SimpleQueue[_Write | None]", db: sqlite3.Connection) -> None:
+    """The writer thread: every write queued by now, committed in one transaction, in order, until told
+    to stop (None); then the connection is closed. It holds no reference to its store, so a store
+    nobody uses any more is collected, and its finalizer stops this thread."""
+    stopping = False
+    while not stopping:
+        first = writes.get()
+        if first is None:
+            break
+        batch = [first]
+        while len(batch) < WRITE_BATCH:
+            try:
+                more = writes.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                stopping = True
+                break
+            batch.append(more)
+        _commit(db, batch)
+    db.close()
+
+
+def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
+    try:
+        wanted = [write for write in batch if write.needed is None or write.needed(db)]
+    except sqlite3.Error:
+        wanted = batch
+    if len(wanted) < len(batch):
+        kept = set(map(id, wanted))
+        for write in batch:
+            if id(write) not in kept:
+                write.done(None, None)
+    if not wanted:
+        return
+    outcomes: list[tuple[_Write, object, BaseException | None]] = []
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for write in wanted:
+                db.execute("SAVEPOINT one")
+                try:
+                    outcomes.append((write, write.work(db), None))
+                    db.execute("RELEASE one")
+                except Exception as exc:  # this write only: the rest of the batch goes on
+                    db.execute("ROLLBACK TO one")
+                    db.execute("RELEASE one")
+                    outcomes.append((write, None, exc))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    except Exception as exc:  # the lock not had within WRITE_BUSY_S, a full disk: the batch is lost
+        for write in wanted:
+            write.done(None, exc)
+        return
+    for write, result, exc in outcomes:
+        write.done(result, exc)
+
+
+def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
+                 reader_dbs: list[sqlite3.Connection], lock: threading.Lock) -> None:
+    """Commit what is queued, stop the writer thread, close the readers' connections. Runs once: at
+    close(), when the store is collected, or at interpreter exit (weakref.finalize), whichever first."""
+    writes.put(None)
+    writer.join(WRITE_BUSY_S + 5)
+    readers.shutdown(wait=True)
+    with lock:
+        for db in reader_dbs:
+            db.close()
+        reader_dbs.clear()
+
+
 class SqliteState:
     """The embedded store, built so that a search never waits on it for long (`wait_s` at most per read)
     and never waits for a write:
@@ -260,8 +335,13 @@ class SqliteState:
         self._unsaved_cache: dict[str, tuple[float, str]] = {}
         self._unsaved_cooldowns: dict[str, CooldownEntry | _Cleared] = {}
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
-        self._writer = threading.Thread(target=self._write_loop, name="metasearch-sqlite-write", daemon=True)
+        self._writer = threading.Thread(target=_write_loop, args=(self._writes, self._db),
+                                        name="metasearch-sqlite-write", daemon=True)
         self._writer.start()
+        # Queued writes are committed whatever ends the store: close(), its collection, or the interpreter's
+        # exit (a module-level reader or searcher nobody closed).
+        self._finalizer = weakref.finalize(self, _stop_writer, self._writes, self._writer, self._readers,
+                                           self._reader_dbs, self._lock)
 
     @staticmethod
     def _open(path: Path, busy_s: float) -> sqlite3.Connection:
@@ -357,64 +437,6 @@ class SqliteState:
         return await self._read(work)
 
     # ----- writes -----
-    def _write_loop(self) -> None:
-        """The writer thread: every write queued by now, committed in one transaction, in order."""
-        stopping = False
-        while not stopping:
-            first = self._writes.get()
-            if first is None:
-                break
-            batch = [first]
-            while len(batch) < WRITE_BATCH:
-                try:
-                    more = self._writes.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    stopping = True
-                    break
-                batch.append(more)
-            self._commit(batch)
-        self._db.close()
-
-    def _commit(self, batch: list[_Write]) -> None:
-        db = self._db
-        try:
-            wanted = [write for write in batch if write.needed is None or write.needed(db)]
-        except sqlite3.Error:
-            wanted = batch
-        if len(wanted) < len(batch):
-            kept = set(map(id, wanted))
-            for write in batch:
-                if id(write) not in kept:
-                    write.done(None, None)
-        if not wanted:
-            return
-        outcomes: list[tuple[_Write, object, BaseException | None]] = []
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for write in wanted:
-                    db.execute("SAVEPOINT one")
-                    try:
-                        outcomes.append((write, write.work(db), None))
-                        db.execute("RELEASE one")
-                    except Exception as exc:  # this write only: the rest of the batch goes on
-                        db.execute("ROLLBACK TO one")
-                        db.execute("RELEASE one")
-                        outcomes.append((write, None, exc))
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except Exception as exc:  # the lock not had within WRITE_BUSY_S, a full disk: the batch is lost
-            for write in wanted:
-                write.done(None, exc)
-            return
-        for write, result, exc in outcomes:
-            write.done(result, exc)
-
     def _queue(self, work: Callable[[sqlite3.Connection], object], *, needed=None,
                after: Callable[[], None] | None = None) -> "asyncio.Future[object]":
         """Queue a write; the future (of the running loop) settles once it is committed or has failed.
@@ -561,16 +583,8 @@ class SqliteState:
     # ----- closing -----
     def _stop(self) -> None:
         """Commit what is queued, stop the writer and close every connection (from any thread)."""
-        if self._closed:
-            return
         self._closed = True
-        self._writes.put(None)
-        self._writer.join(WRITE_BUSY_S + 5)
-        self._readers.shutdown(wait=True)
-        with self._lock:
-            for db in self._reader_dbs:
-                db.close()
-            self._reader_dbs.clear()
+        self._finalizer()
 
     def close_at_exit(self) -> None:
         """Close from outside any event loop (interpreter exit): queued writes are committed first."""
