@@ -105,9 +105,16 @@ def test_a_store_nobody_closed_still_commits_its_writes_when_the_process_exits(t
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    script = (f"import asyncio\nfrom pathlib import Path\nfrom plugin.infra.state import SqliteState\n"
-              f"store = SqliteState(Path({str(tmp_path / 's.db')!r}))\n"
-              f"asyncio.run(store.cache_put('k', 'v', 60))\n")  # then exit, the store never closed
+    path = str(tmp_path / "s.db")
+    # Another process holds the write lock for 0.5 s more: the write cannot be committed before exit.
+    script = (f"import asyncio, sqlite3, threading\nfrom pathlib import Path\nfrom plugin.infra.state import SqliteState\n"
+              f"store = SqliteState(Path({path!r}))\n"
+              f"other = sqlite3.connect({path!r}, isolation_level=None, check_same_thread=False)\n"
+              f"other.execute('BEGIN IMMEDIATE')\n"
+              f"timer = threading.Timer(0.5, lambda: other.execute('ROLLBACK'))\n"
+              f"timer.daemon = True\n"
+              f"timer.start()\n"
+              f"asyncio.run(store.cache_put('k', 'v', 60))\n")  # then exit at once, the store never closed
     done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(str(tmp_path / "s.db")) as db:
