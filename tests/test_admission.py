@@ -131,3 +131,79 @@ async def test_time_our_loop_was_stalled_is_not_charged_to_the_engine():
     # Without the credit the engine would be charged >= 0.6 s; with it, about its 0.2 s deadline.
     assert clock.engine_s < 0.5, clock.engine_s
     assert clock.engine_ms() < 500
+
+
+async def test_engine_and_queue_milliseconds_are_the_clocks_seconds_with_the_current_span():
+    clock = EngineClock(10, 10)
+    clock.engine_s, clock.queue_s = 2.5, 1.25
+    assert (clock.engine_ms(), clock.queue_ms()) == (2500, 1250)
+    async with clock.waiting():
+        await asyncio.sleep(0.01)
+        assert clock.queue_ms() >= 1260  # the wait under way counts too
+    assert clock.queue_ms() >= 1260 and not clock.queued
+
+
+async def test_a_run_that_goes_to_the_background_gives_its_slot_to_a_request_already_waiting():
+    """The waiting request was queued while the run still had a search waiting for it; once nobody waits
+    for the run, it makes way at once (not only when the next request arrives)."""
+    lane = Lane(1)
+    holder_clock, waiter_clock = EngineClock(10, 10), EngineClock(10, 10)
+    release = asyncio.Event()
+
+    async def hold(clock: EngineClock) -> None:
+        async with turn([lane], clock):
+            await release.wait()
+
+    holder = asyncio.create_task(hold(holder_clock))
+    await asyncio.sleep(0)
+    waiter = asyncio.create_task(hold(waiter_clock))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert lane.queued == 1 and not holder_clock.preempted
+    holder_clock.to_background()
+    await asyncio.wait({holder}, timeout=5)  # a run that did not make way would hold on until released
+    for _ in range(5):
+        await asyncio.sleep(0)
+    preempted, admitted = holder.cancelled() and holder_clock.preempted, waiter_clock.admitted
+    release.set()
+    await asyncio.gather(holder, waiter, return_exceptions=True)
+    assert preempted and admitted
+
+
+async def test_a_start_due_exactly_at_the_end_of_the_wait_is_still_in_time():
+    lane = Lane(1, interval=1.0)
+    loop = asyncio.get_running_loop()
+    lane.next_start = loop.time() + 0.05  # the previous start's spacing ends here...
+    await lane.acquire(until=lane.next_start)  # ... exactly when this request stops waiting: admitted
+    assert lane.active == 1
+    lane.release()
+    late = Lane(1, interval=1.0)
+    late.next_start = loop.time() + 0.05
+    with pytest.raises(TimeoutError):
+        await late.acquire(until=late.next_start - 0.01)
+    assert late.active == 0
+
+
+async def test_past_keep_lanes_only_the_idle_ones_are_forgotten():
+    from plugin.infra.admission import Lanes
+
+    lanes = Lanes(lambda key: Lane(1), keep=2)
+    busy = lanes.get("busy.example")
+    await busy.acquire(until=asyncio.get_running_loop().time() + 1)
+    spaced = lanes.get("spaced.example")
+    spaced.next_start = asyncio.get_running_loop().time() + 60  # idle, but its next start is still to keep
+    lanes.get("third.example")  # past keep: nothing idle to forget, so all three stay
+    assert lanes.find("busy.example") is busy and lanes.find("spaced.example") is spaced
+    spaced.next_start = 0.0
+    lanes.get("fourth.example")  # past keep again: the idle ones go, the busy one stays
+    assert lanes.find("busy.example") is busy
+    assert lanes.find("spaced.example") is None and lanes.find("third.example") is None
+    assert lanes.find("fourth.example") is not None
+
+
+def test_a_lane_is_idle_from_the_moment_its_spacing_ends():
+    lane = Lane(1, interval=1.0)
+    lane.next_start = 100.0
+    assert not lane.idle(99.999) and lane.idle(100.0)
+    lane.active = 1
+    assert not lane.idle(200.0)

@@ -54,3 +54,37 @@ def test_a_lower_case_name_wins_and_decides_even_when_empty(monkeypatch):
     assert from_env("http://example.org/") is None and from_env("https://example.org/") is None
     monkeypatch.setenv("ALL_PROXY", "socks5://all.corp:1080")  # then ALL_PROXY, as curl does
     assert from_env("http://example.org/") == "socks5://all.corp:1080"
+
+
+def test_a_proxy_url_is_checked_and_its_credentials_never_shown():
+    from plugin.infra.egress import check_proxy_url
+
+    assert check_proxy_url("proxy.corp:3128") == "http://proxy.corp:3128"
+    assert check_proxy_url("http://proxy.corp:3128/") == "http://proxy.corp:3128/"
+    for bad, why in [("http://agent:s3cret@proxy.corp:99999", "proxy 'http://****@proxy.corp:99999' has an invalid port"),
+                     ("http://proxy.corp:3128/path", "proxy 'http://proxy.corp:3128/path' must not have a path or query"),
+                     ("http://proxy.corp:3128?x=1", "proxy 'http://proxy.corp:3128?x=1' must not have a path or query"),
+                     ("ftp://proxy.corp:21", "a proxy must be a URL such as http://host:3128 or socks5://host:1080, "
+                                             "got 'ftp://proxy.corp:21'")]:
+        with pytest.raises(ValueError) as refused:
+            check_proxy_url(bad)
+        assert str(refused.value) == why
+        assert "s3cret" not in str(refused.value)
+
+
+def test_a_socks_proxy_without_the_socks_extra_is_refused_naming_the_extra(monkeypatch):
+    from plugin.infra import egress
+
+    monkeypatch.setattr(egress, "socks_available", lambda: False)
+    with pytest.raises(ValueError, match=r"^socks5 proxies need the socks extra: pip install 'metasearch\[socks\]'$"):
+        egress.check_proxy_url("SOCKS5://127.0.0.1:1080")
+    assert egress.check_proxy_url("http://proxy.corp:3128") == "http://proxy.corp:3128"  # HTTP needs nothing
+
+
+def test_identity_headers_replace_the_engines_own_whatever_their_case_keeping_the_usual_spelling():
+    from plugin.infra.egress import identity_headers
+
+    merged = identity_headers({"user-agent": "engine UA", "Accept": "text/html"}, "ours/1.0",
+                              {"accept": "*/*", "X-Team": "search"})
+    assert merged == {"User-Agent": "ours/1.0", "accept": "*/*", "X-Team": "search"}
+    assert identity_headers({"User-Agent": "engine UA"}, None, {}) == {"User-Agent": "engine UA"}
