@@ -161,7 +161,7 @@ async def test_a_run_that_goes_to_the_background_gives_its_slot_to_a_request_alr
         await asyncio.sleep(0)
     assert lane.queued == 1 and not holder_clock.preempted
     holder_clock.to_background()
-    await asyncio.wait({holder}, timeout=5)  # a run that did not make way would hold on until released
+    await asyncio.wait({holder}, timeout=1)  # a run that did not make way would hold on until released
     for _ in range(5):
         await asyncio.sleep(0)
     preempted, admitted = holder.cancelled() and holder_clock.preempted, waiter_clock.admitted
@@ -207,3 +207,46 @@ def test_a_lane_is_idle_from_the_moment_its_spacing_ends():
     assert not lane.idle(99.999) and lane.idle(100.0)
     lane.active = 1
     assert not lane.idle(200.0)
+
+
+async def test_a_run_someone_waits_for_again_keeps_its_slot():
+    lane = Lane(1)
+    clock = EngineClock(10, 10)
+    release = asyncio.Event()
+
+    async def hold() -> None:
+        async with turn([lane], clock):
+            await release.wait()
+
+    holder = asyncio.create_task(hold())
+    await asyncio.sleep(0)
+    clock.to_background()  # nobody waited for it for a while...
+    clock.to_foreground()  # ... then an identical search joined it again
+    waiter = asyncio.create_task(turn([lane], EngineClock(10, 10)).__aenter__())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    kept = not holder.done() and not clock.preempted
+    release.set()
+    await holder
+    await waiter
+    assert kept
+
+
+async def test_an_engines_time_left_is_its_deadline_less_the_time_it_spent():
+    clock = EngineClock(1.0, 10)
+    clock.engine_s = 0.4
+    assert clock.remaining() == pytest.approx(0.6)
+    clock.engine_s = 1.0  # spent: a follow-up request is refused before it is sent
+    with pytest.raises(TimeoutError, match="engine time spent"):
+        async with clock.out():
+            pass
+
+
+async def test_a_request_that_gives_up_waiting_leaves_the_queue():
+    lane = Lane(1)
+    await lane.acquire(until=asyncio.get_running_loop().time() + 1)
+    with pytest.raises(TimeoutError):
+        await lane.acquire(until=asyncio.get_running_loop().time() + 0.05)
+    assert lane.queued == 0 and not lane.waiters  # no ghost in the line: nobody to make way for
+    lane.release()
+    assert lane.idle(asyncio.get_running_loop().time())

@@ -26,6 +26,7 @@ hung engine still ends while the loop stays overloaded).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import deque
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Callable, Sequence
@@ -258,10 +259,10 @@ class Lane:
 
 
 class Lanes:
-    """Lanes by key (a host, an upstream), made by `make(key)` on first use in each event loop (futures
-    belong to one loop); past `keep` lanes, the idle ones are forgotten."""
+    """Lanes by key (a host, an upstream), made on first use in each event loop (futures belong to one
+    loop) by `make(key)` or the maker `get` is given; past `keep` lanes, the idle ones are forgotten."""
 
-    def __init__(self, make: Callable[[str], Lane], keep: int = 1024):
+    def __init__(self, make: Callable[[str], Lane] | None = None, keep: int = 1024):
         self._make = make
         self._keep = keep
         self._by_key: PerLoop[dict[str, Lane]] = PerLoop(dict)
@@ -275,7 +276,11 @@ class Lanes:
                 now = asyncio.get_running_loop().time()
                 for idle in [k for k, held in lanes.items() if held.idle(now)]:
                     del lanes[idle]
-            lane = lanes[key] = make() if make is not None else self._make(key)
+            if make is None:
+                if self._make is None:
+                    raise ValueError(f"no way to make the lane of {key!r}")
+                make = functools.partial(self._make, key)
+            lane = lanes[key] = make()
         return lane
 
     def find(self, key: str) -> Lane | None:
@@ -320,7 +325,7 @@ class Admission:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._upstreams = Lanes(lambda upstream: self._new_lane(upstream, upstream))
+        self._upstreams = Lanes()  # each made knowing its engine (`lane`)
         self._process: PerLoop[Lane] = PerLoop(lambda: Lane(settings.pool_limit))
 
     def _new_lane(self, upstream: str, engine: str) -> Lane:
