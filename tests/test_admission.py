@@ -23,9 +23,9 @@ async def hold(admission: Admission, upstream: str, engine: str, clock: EngineCl
         await release.wait()
 
 
-async def second_waits(settings: Settings, first: tuple[str, str], second: tuple[str, str]) -> bool:
-    """Admit `first` (upstream, engine) and keep it out; ask for `second`: is it still queued a while later?
-    (A start 5 s away, with 10 s to wait: it waits, rather than being refused as overloaded at once.)"""
+async def second_state(settings: Settings, first: tuple[str, str], second: tuple[str, str]) -> str:
+    """Admit `first` (upstream, engine) and keep it out; ask for `second`: a while later is it admitted,
+    still waiting, or refused (its start would come after its 10 s wait)?"""
     admission = Admission(settings)
     release = asyncio.Event()
     events = [asyncio.Event(), asyncio.Event()]
@@ -33,35 +33,37 @@ async def second_waits(settings: Settings, first: tuple[str, str], second: tuple
     tasks = [asyncio.create_task(hold(admission, *first, clocks[0], events[0], release))]
     await asyncio.wait_for(events[0].wait(), 5)
     tasks.append(asyncio.create_task(hold(admission, *second, clocks[1], events[1], release)))
-    await asyncio.sleep(0.05)  # far longer than a start 1 ms away, far shorter than one 5 s away
-    waiting = clocks[1].queued and not events[1].is_set()
+    await asyncio.sleep(0.05)  # far longer than a start 10 ms away, far shorter than one 5 s away
+    state = "admitted" if events[1].is_set() else "waiting" if clocks[1].queued else "refused"
     release.set()
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    return waiting
+    return state
 
 
 async def test_upstream_rps_spaces_the_starts_of_one_upstream():
-    assert await second_waits(Settings(upstream_rps={"bing": 0.2}), ("bing", "bing"), ("bing", "bing"))
-    assert not await second_waits(Settings(), ("bing", "bing"), ("bing", "bing"))
-    assert not await second_waits(Settings(upstream_rps={"bing": 0.2}), ("bing", "bing"), ("brave", "brave"))
+    bing = ("bing", "bing")
+    assert await second_state(Settings(upstream_rps={"bing": 0.2}), bing, bing) == "waiting"  # 5 s apart
+    assert await second_state(Settings(upstream_rps={"bing": 100}), bing, bing) == "admitted"  # 10 ms apart
+    assert await second_state(Settings(), bing, bing) == "admitted"
+    assert await second_state(Settings(upstream_rps={"bing": 0.2}), bing, ("brave", "brave")) == "admitted"
 
 
 async def test_an_engines_rps_holds_behind_its_endpoint_override_and_the_upstream_key_wins():
     settings = Settings(endpoints={"bing": "http://127.0.0.1:9"}, upstream_rps={"bing": 0.2})
     upstream = settings.upstream("bing")
     assert upstream != "bing"
-    assert await second_waits(settings, (upstream, "bing"), (upstream, "bing"))
+    assert await second_state(settings, (upstream, "bing"), (upstream, "bing")) == "waiting"
     keyed = Settings(endpoints={"bing": "http://127.0.0.1:9"}, upstream_rps={upstream: 0.2, "bing": 1000})
-    assert await second_waits(keyed, (upstream, "bing"), (upstream, "bing"))
+    assert await second_state(keyed, (upstream, "bing"), (upstream, "bing")) == "waiting"
     fast = Settings(endpoints={"bing": "http://127.0.0.1:9"}, upstream_rps={upstream: 1000, "bing": 0.2})
-    assert not await second_waits(fast, (upstream, "bing"), (upstream, "bing"))
+    assert await second_state(fast, (upstream, "bing"), (upstream, "bing")) == "admitted"
 
 
 async def test_pool_limit_bounds_requests_out_across_upstreams():
-    assert await second_waits(Settings(pool_limit=1), ("bing", "bing"), ("brave", "brave"))
-    assert not await second_waits(Settings(pool_limit=2), ("bing", "bing"), ("brave", "brave"))
+    assert await second_state(Settings(pool_limit=1), ("bing", "bing"), ("brave", "brave")) == "waiting"
+    assert await second_state(Settings(pool_limit=2), ("bing", "bing"), ("brave", "brave")) == "admitted"
 
 
 async def test_a_lane_admits_first_come_first_served_and_a_freed_slot_passes_straight_on():
@@ -250,3 +252,23 @@ async def test_a_request_that_gives_up_waiting_leaves_the_queue():
     assert lane.queued == 0 and not lane.waiters  # no ghost in the line: nobody to make way for
     lane.release()
     assert lane.idle(asyncio.get_running_loop().time())
+
+
+async def test_an_engines_time_counts_the_request_still_out():
+    clock = EngineClock(10, 10)
+    async with clock.out():
+        await asyncio.sleep(0.05)
+        assert clock.engine_ms() >= 50  # what a `late` report says of a run still waiting for its answer
+    assert clock.engine_ms() >= 50
+
+
+async def test_by_default_a_thousand_and_twenty_four_lanes_are_remembered_before_idle_ones_go():
+    from plugin.infra.admission import Lanes
+
+    lanes = Lanes(lambda key: Lane(1))
+    first = lanes.get("host0.example")
+    for i in range(1, 1024):
+        lanes.get(f"host{i}.example")
+    assert lanes.find("host0.example") is first
+    lanes.get("host1024.example")  # the 1025th: the idle ones are forgotten
+    assert lanes.find("host0.example") is None and lanes.find("host1024.example") is not None
