@@ -17,7 +17,8 @@ from engines.browser import browser_headers
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, text_of
 from engines.redirects import unwrap
-from engines.scraped import Item, ScrapedEngine, hostname
+from engines.hosts import host_of
+from engines.scraped import Item, ScrapedEngine
 
 URL = "https://lite.duckduckgo.com/lite/"
 
@@ -28,7 +29,7 @@ def _is_ad_link(url: str) -> bool:
         path = urlsplit(url).path
     except ValueError:
         return False
-    return hostname(url).endswith("duckduckgo.com") and path.startswith("/y.js")
+    return host_of(url).endswith("duckduckgo.com") and path.startswith("/y.js")
 
 
 class DuckDuckGoLite(ScrapedEngine):

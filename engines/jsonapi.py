@@ -15,6 +15,7 @@ from typing import Callable, Iterator, Mapping
 
 from engines.base import Engine, Parsed, Request, Response, SearchOptions, http_failure, not_understood, parse_retry_after
 from engines.browser import api_headers
+from engines.hosts import display_host, host_of
 from engines.regions import country_of, language_of  # noqa: F401  (re-exported: the APIs' region helpers)
 
 # Longest snippet we keep; APIs hand back whole paragraphs or page text.
@@ -115,8 +116,9 @@ def page_window(options: SearchOptions, cap: int) -> tuple[int, int]:
 
 
 def host_name(url: str) -> str | None:
-    """The site a news row comes from, when the API names no publisher: its host without "www."."""
-    host = url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1].split(":")[0].lower()
+    """The site a news row comes from, when the API names no publisher: its host (engines.hosts), as a
+    person reads it, without "www."."""
+    host = display_host(host_of(url if "://" in url else f"https://{url}"))
     host = host[4:] if host.startswith("www.") else host
     return host or None
 

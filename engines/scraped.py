@@ -32,6 +32,7 @@ from engines.base import (
     rows_from,
 )
 from engines.dates import leading_date, parse_date
+from engines.hosts import host_of
 from engines.markup import ancestor, attr, first, inside, page_text, parse_html, text_of
 from engines.redirects import unwrap
 
@@ -44,22 +45,18 @@ AD_CLASS = re.compile(r"(?:^|\s)(?:ads?|sponsored|ad-[\w-]*)(?:\s|$)", re.I)
 
 
 def host_and_path(url: str) -> tuple[str, str]:
-    """The lower-case host and the path ("/" when empty) of a URL; ("", "") when it cannot be split."""
+    """The host (engines.hosts.host_of) and the path ("/" when empty) of a URL; ("", "") when it cannot
+    be split."""
     try:
         parts = urlsplit(url or "")
     except ValueError:  # e.g. an unbalanced IPv6 bracket
         return "", ""
-    return (parts.hostname or "").lower(), parts.path or "/"
-
-
-def hostname(url: str) -> str:
-    """The lower-case host of a URL, or "" when it has none or cannot be split."""
-    return host_and_path(url)[0]
+    return host_of(url), parts.path or "/"
 
 
 def absolute_http(url: str) -> bool:
     """An absolute http(s) link with a host."""
-    return url.startswith(("http://", "https://")) and bool(hostname(url))
+    return url.startswith(("http://", "https://")) and bool(host_of(url))
 
 
 def on_host(host: str, domains: tuple[str, ...]) -> bool:
@@ -207,7 +204,7 @@ class ScrapedEngine(Engine):
         """An absolute http(s) link with a host, not to the engine's own pages."""
         if not url.startswith(("http://", "https://")):
             return False
-        host = hostname(url)
+        host = host_of(url)
         return bool(host) and not on_host(host, self.internal_hosts)
 
     def title_of(self, title_node, link) -> str:

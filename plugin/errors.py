@@ -35,12 +35,15 @@ TIMEOUT = "timeout"
 TOO_LARGE = "too_large"
 UNSUPPORTED_CONTENT = "unsupported_content"
 NOT_EXTRACTABLE = "not_extractable"
+# Our load, not the page: the read waited its turn at the host until the caller's deadline passed.
+OVERLOADED = "overloaded"
 
 # Codes that mean the caller asked wrongly (CLI exit 2, HTTP 400); every other fetch code means the page
-# could not be had (CLI exit 3, HTTP 403/502/504).
+# could not be had (CLI exit 3, HTTP 403/502/503/504).
 BAD_INPUT_CODES = frozenset({INVALID_URL, INVALID_PARAMETER})
 _HTTP_STATUS = {INVALID_URL: 400, INVALID_PARAMETER: 400, PRIVATE_ADDRESS: 403, BLOCKED_BY_ROBOTS: 403,
-                HTTP_ERROR: 502, TIMEOUT: 504, TOO_LARGE: 502, UNSUPPORTED_CONTENT: 502, NOT_EXTRACTABLE: 502}
+                HTTP_ERROR: 502, TIMEOUT: 504, TOO_LARGE: 502, UNSUPPORTED_CONTENT: 502, NOT_EXTRACTABLE: 502,
+                OVERLOADED: 503}
 
 
 class FetchError(SearchError):

@@ -137,6 +137,8 @@ class FetchResponse(BaseModel):
     truncated: bool = Field(description="True when the text goes on after this slice")
     cached: bool = Field(False, description="True when the page came from the page cache (no request made)")
     elapsed_ms: int
+    queue_ms: int = Field(0, description="Time the read waited for its turn at the host (politeness) and for "
+                                         "admission: our load, not the page's time")
     warnings: list[str] = Field(default_factory=list)
     query: str | None = Field(None, description="The query the passages answer (fetch with query)")
     passages: list[Passage] | None = Field(None, description="With a query: the passages that best answer it, "

@@ -437,6 +437,10 @@ class Settings(BaseSettings):
     state_dir: Path | None = Field(None, description="Embedded store directory (default $XDG_STATE_HOME/metasearch)")
     redis_url: str | None = Field(None, description="Shared Redis store (METASEARCH_REDIS_URL)")
     cache_ttl_s: float = Field(300, ge=0, description="Result cache lifetime; 0 disables the cache")
+    state_wait_ms: int = Field(
+        250, ge=1, le=10000,
+        description="Longest one read of the embedded store may take (an answer in the cache, a cooldown, a "
+                    "page's memory); a slower or failed read counts as a miss. Writes never wait")
     page_memory_s: float = Field(
         3600, ge=60, description="How long the URLs a page showed are remembered, so the next page of the same "
                                  "query never repeats them")

@@ -188,6 +188,33 @@ async def test_offline_every_engine_unreachable_benches_nothing(standins):
     assert "cooldown" not in {e.status for e in response.engines}
 
 
+async def test_offline_with_one_engine_benches_it_not_and_the_bench_does_not_spread():
+    """`--engines bing` offline: bing alone refuses, nothing else connected. That is offline too (issue 21:
+    it used to bench bing, and then `--engines bing,brave` tried brave alone and benched it as well)."""
+    endpoints = {name: closed_port_url() for name in ("bing", "brave")}
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints))) as searcher:
+        alone = await searcher.search("what's new in python 3.13", engines="bing")
+        both = await searcher.search("what's new in python 3.13", engines="bing,brave")
+        benched = await searcher.cooldowns.store.all()
+    for response in (alone, both):
+        assert any(w.startswith("network unreachable") for w in response.warnings), response.warnings
+        assert all(e.status == "error" and e.detail.startswith("network unreachable (connection failed")
+                   for e in response.engines), response.engines
+        assert all("cooling down" not in e.detail for e in response.engines)
+    assert [e.name for e in both.engines] == ["bing", "brave"] and benched == {}
+
+
+async def test_the_one_engine_refusing_while_another_connects_is_benched(standins):
+    good = await standins(page(bing_page(ROWS)))
+    endpoints = {"bing": good.url, "brave": closed_port_url()}
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints))) as searcher:
+        response = await searcher.search("python release notes")
+        benched = await searcher.cooldowns.store.all()
+    refused = {e.name: e for e in response.engines}["brave"]
+    assert refused.status == "error" and refused.detail.endswith("cooling down 30s"), refused.detail
+    assert response.warnings == [] and set(benched) == {searcher.settings.upstream("brave")}
+
+
 async def test_one_unreachable_engine_among_answering_ones_is_benched(standins):
     good = await standins(page(bing_page(ROWS)))
     endpoints = {"bing": good.url, "duckduckgo-html": closed_port_url(), "brave": closed_port_url()}

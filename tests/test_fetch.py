@@ -384,9 +384,15 @@ async def test_a_getter_failing_below_http_is_the_reads_network_error():
 
     # RobotsPolicy's getter may raise the transport's own error (its contract); each kind maps to the
     # read's error code, and nothing is remembered.
-    for kind, code in (("timeout", "timeout"), ("skipped", "timeout"), ("error", "http_error")):
-        async def down(url: str, deadline: float):
-            raise TransportError(kind, "connection failed: no route to host")
+    # The reader's own getter raises FetchError; an overloaded one (our queue at the host was full before
+    # robots.txt was asked) is our load: the read's error, never "robots.txt disallows everything".
+    failures = [(TransportError(kind, "connection failed: no route to host"), code)
+                for kind, code in (("timeout", "timeout"), ("skipped", "overloaded"), ("error", "http_error"))]
+    failures.append((FetchError("overloaded", "down.example: waited its turn: connection failed: no route to host"),
+                     "overloaded"))
+    for failure_below, code in failures:
+        async def down(url: str, deadline: float, failure=failure_below):
+            raise failure
 
         policy = RobotsPolicy(settings(), MemoryState(), down)
         url = "http://down.example/page?" + "q" * 600
@@ -524,7 +530,7 @@ async def test_a_read_whose_deadline_has_passed_is_a_timeout_and_sends_nothing(s
         with pytest.raises(FetchError) as caught:
             await reader.client.get(site.url + "/post", asyncio.get_running_loop().time() - 1)
     assert caught.value.code == "timeout" and site.requests == []
-    assert "deadline passed before the request was sent" in caught.value.message
+    assert "within the deadline" in caught.value.message
     assert caught.value.details["url"] == site.url + "/post"
 
 
@@ -619,7 +625,7 @@ def test_transport_failures_become_read_errors_naming_the_hop():
 
     url = "https://news.example/" + "a" * 600
     target = check_url(url, allow_private=True)
-    cases = ((TransportError("timeout", "no answer"), "timeout"), (TransportError("skipped", "queued"), "timeout"),
+    cases = ((TransportError("timeout", "no answer"), "timeout"), (TransportError("skipped", "queued"), "overloaded"),
              (TransportError("error", "too big", reason="too_large"), "too_large"),
              (TransportError("error", "refused", reason="unreachable"), "http_error"),
              (TransportError("error", "dns", cause=PrivateAddressRefused("news.example", "10.0.0.1")),
@@ -715,6 +721,43 @@ async def test_per_host_concurrency_is_bounded(standins):
     for before, after in zip(site.finished, [seen.arrived for seen in site.requests][1:]):
         assert after >= before  # the next one arrived only after the one before had been answered
     await reader.close()
+
+
+async def test_waiting_for_a_turn_at_the_host_is_queue_time_never_the_pages_timeout(standins):
+    """Issue 21: 100 concurrent reads of one host gave 20 x `timeout` though the host answered at once,
+    because the turns queue counted against fetch_timeout_ms. Queue time is ours: reported, not a timeout."""
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    reader = Reader(settings(fetch_timeout_ms=1000, fetch_host_interval_ms=100, fetch_host_concurrency=2,
+                             fetch_cache_ttl_s=0))
+    try:
+        outcomes = await asyncio.gather(*(read(f"{site.url}/post", reader) for _ in range(25)),
+                                        return_exceptions=True)
+    finally:
+        await reader.close()
+    failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    assert failures == []
+    # Starts 100 ms apart: the last of 25 reads (and robots.txt) waited well past the page's own 1000 ms.
+    assert max(response.queue_ms for response in outcomes) > 1000
+    assert len(site.requests) == 26
+
+
+async def test_a_read_whose_deadline_passes_in_the_queue_is_overloaded_not_a_timeout(standins):
+    """One read of the host at a time, each 400 ms: the second waits 400 ms, within `admission_wait_ms`
+    (600), and then gets the page's whole 1000 ms; the third would wait 800 ms: past its wait, it is
+    `overloaded` (our load, HTTP 503), and the page is never asked for it."""
+    site = await standins(routes({"/slow": page(article_html(), delay=0.4)}))
+    reader = Reader(settings(fetch_timeout_ms=1000, admission_wait_ms=600, fetch_host_interval_ms=0,
+                             fetch_host_concurrency=1, fetch_robots=False, fetch_cache_ttl_s=0))
+    try:
+        outcomes = await asyncio.gather(*(read(f"{site.url}/slow", reader) for _ in range(3)), return_exceptions=True)
+    finally:
+        await reader.close()
+    errors = [outcome for outcome in outcomes if isinstance(outcome, FetchError)]
+    assert len(errors) == 1 and errors[0].code == "overloaded" and errors[0].http_status == 503, errors
+    assert errors[0].details["queue_ms"] >= 600
+    assert "waited" in errors[0].message and "try again later" in errors[0].message
+    assert max(o.queue_ms for o in outcomes if not isinstance(o, BaseException)) >= 400
+    assert len(site.requests) == 2
 
 
 # ----- charsets -----
@@ -904,7 +947,7 @@ def test_public_names_and_response_fields():
     assert plugin.fetch.__module__ == "plugin.reading.reader" and callable(plugin.fetch_sync)
     assert list(plugin.FetchResponse.model_fields) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "warnings", "query", "passages", "omitted", "tokens"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens"]
     assert issubclass(plugin.FetchError, plugin.SearchError)
 
 
@@ -940,7 +983,7 @@ async def test_readers_evicted_from_the_module_cache_are_closed(standins, monkey
         reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True, fetch_max_chars=1000 + i))
         await reader.fetch(f"{engine.url}/page{i}")  # a page no cache holds: the reader opens its session
         readers.append(reader)
-        sessions.append(reader.client.transport._session)  # the session this reader opened
+        sessions.append(reader.client.transport.pool)  # the session this reader opened
     await asyncio.gather(*reading._readers.retiring)
     assert sessions[0].closed and not sessions[-1].closed
     for reader in readers[1:]:

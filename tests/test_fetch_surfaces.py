@@ -142,7 +142,7 @@ def test_schema_exports_web_fetch():
     assert mcp["inputSchema"]["properties"]["format"]["enum"] == ["markdown", "text"]
     assert list(mcp["outputSchema"]["properties"]) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "warnings", "query", "passages", "omitted", "tokens"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens"]
     assert tool_schema("openai", "web_fetch")["function"]["name"] == "web_fetch"
     assert tool_schema("anthropic", "web_fetch")["input_schema"]["properties"]["offset"]["minimum"] == 0
     assert tool_schema("openai")["function"]["name"] == "web_search"

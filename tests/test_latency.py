@@ -469,7 +469,7 @@ async def test_the_youngest_background_run_makes_way_first(standins):
     s = make({"bing": good.url, "brave": stuck.url}, upstream_concurrency=2, timeout_ms=30000, grace_ms=50,
              deadline_ms=30000)
     await s.search("rust async runtime")  # brave late: background run 1
-    lane = s.transport.admission._lanes[s.settings.upstream("brave")]
+    lane = s.transport.admission.find(s.settings.upstream("brave"))
     first = lane.holders[0]
     await s.search("tokio runtime")  # background run 2: both slots taken
     second = lane.holders[1]

@@ -231,9 +231,9 @@ from test_state import redis_server, redis_url  # noqa: E402,F401  (a real Redis
 
 # ----- the state store off the event loop; warnings about the present -----
 async def test_a_locked_store_neither_stalls_the_loop_nor_haunts_later_responses(standins, private_state):
-    """Another process holds the store's write lock: `spend()` waits out busy_timeout (2 s) on the store's
-    own thread while the event loop keeps ticking, that search says the store failed, and the next
-    search, with the lock gone, says nothing about it."""
+    """Another process holds the store's write lock: `spend()` waits at most `state_wait_ms` while the
+    event loop keeps ticking (the write itself waits on the store's own thread), that search goes on and
+    says the store did not answer in time, and the next search, with the lock gone, says nothing about it."""
     import sqlite3
     import time
 
@@ -263,8 +263,10 @@ async def test_a_locked_store_neither_stalls_the_loop_nor_haunts_later_responses
             other.close()
         later = await searcher.search("python release notes 3")
     assert locked.engines[0].status == "ok"  # the search went on without its budget
-    assert any("locked" in warning for warning in locked.warnings), locked.warnings
-    assert max(gaps) < 1.0, max(gaps)  # the loop was free while the store waited (2 s busy timeout)
+    store = private_state / "state.sqlite3"
+    assert f"state store {store} did not answer within 250 ms (a write, which goes on in the background); " \
+           "continuing without it" in locked.warnings, locked.warnings
+    assert max(gaps) < 1.0, max(gaps)  # the loop was free while the store's writer waited for the lock
     assert later.warnings == []
 
 

@@ -224,7 +224,7 @@ async def test_forgotten_readers_close_their_session_in_a_running_loop(standins,
     engine = await standins(page("<html><body><article><p>" + "Some text. " * 50 + "</p></article></body></html>"))
     kept = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True))
     await kept.fetch(f"{engine.url}/page")  # the reader opens its session
-    session = kept.client.transport._session
+    session = kept.client.transport.pool
     memo.forget_all()
     await asyncio.gather(*reading._readers.retiring)  # closed in the background, without making us wait
     assert session.closed and reading._readers.kept == {}

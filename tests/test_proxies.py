@@ -392,6 +392,55 @@ async def test_socks_proxy_from_all_proxy(standins, proxies, monkeypatch):
     assert len(proxy.seen) == 1
 
 
+# ----- a proxy that is down is our network, never the engines' fault -----
+def dead_proxy(scheme: str) -> str:
+    """A proxy URL on a loopback port nobody listens on (the proxy is down)."""
+    import socket
+
+    if scheme.startswith("socks"):
+        pytest.importorskip("aiohttp_socks")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"{scheme}://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "http"])
+async def test_a_dead_proxy_benches_no_engine_and_says_so(standins, scheme):
+    """METASEARCH_PROXY=socks5://127.0.0.1:1 used to bench every engine, still benched once the proxy was
+    removed; an HTTP proxy counted as "offline". Both now: `proxy unreachable` in warnings, nobody benched."""
+    endpoints = {"bing": (await standins(page(bing_page(ROWS)))).url,
+                 "bing-cn": (await standins(page(bing_page(ROWS)))).url}
+    proxy = dead_proxy(scheme)
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints), proxy=proxy)) as searcher:
+        down = await searcher.search("python asyncio")
+        benched = await searcher.cooldowns.store.all()
+    assert down.warnings == [f"proxy unreachable: {proxy} could not be connected to (bing, bing-cn); no engine "
+                             "was benched for it"]
+    for report in down.engines:
+        assert report.status == "error" and report.detail.startswith(f"proxy {proxy} unreachable: "), report.detail
+        assert "cooling down" not in report.detail
+    assert benched == {}
+    async with Searcher(Settings(endpoints=endpoints, engines=list(endpoints))) as searcher:  # proxy removed
+        again = await searcher.search("python asyncio")
+    assert {e.status for e in again.engines} == {"ok"} and again.results
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "http"])
+async def test_an_engine_behind_a_dead_proxy_is_not_benched_while_others_connect(standins, scheme):
+    endpoints = {"bing": (await standins(page(bing_page(ROWS)))).url,
+                 "bing-cn": (await standins(page(bing_page(ROWS)))).url}
+    proxy = dead_proxy(scheme)
+    settings = Settings(endpoints=endpoints, engines=list(endpoints), proxies={"bing-cn": proxy})
+    async with Searcher(settings) as searcher:
+        response = await searcher.search("python asyncio")
+        benched = await searcher.cooldowns.store.all()
+    reports = {e.name: e for e in response.engines}
+    assert reports["bing"].status == "ok" and reports["bing-cn"].status == "error"
+    assert "cooling down" not in reports["bing-cn"].detail and benched == {}
+    assert response.warnings == [f"proxy unreachable: {proxy} could not be connected to (bing-cn); no engine was "
+                                 "benched for it"]
+
+
 # ----- credentials are never shown -----
 async def test_proxy_credentials_never_reach_details_logs_or_responses(standins, proxies, caplog):
     bing = await standins(page(bing_page(ROWS)))

@@ -201,6 +201,7 @@ async def test_sqlite_cache_entries_expire_at_their_time_and_are_purged_on_write
     now[0] += 0.1
     assert await store.cache_get("old") is None
     await store.cache_put("new", "w", 10)
+    await store.flush()  # writes are committed in the background
     rows = store._db.execute("SELECT key FROM cache").fetchall()
     assert rows == [("new",)]
     await store.close()
@@ -429,15 +430,18 @@ async def test_memory_cache_forgets_an_expired_entry_when_it_is_read():
     assert await store.cache_get("k") is None and "k" not in store._cache  # not kept until the next purge
 
 
-async def test_the_embedded_store_makes_its_folders_and_runs_on_one_thread_of_its_own(tmp_path):
-    """~/.local/state may not exist yet on a new machine; and one named thread owns the connection, so
-    transactions never interleave and a thread dump says whose thread it is."""
+async def test_the_embedded_store_makes_its_folders_and_runs_on_threads_of_its_own(tmp_path):
+    """~/.local/state may not exist yet on a new machine; and the store's work runs on named threads of
+    its own, never the caller's: reads on reader threads, every write on one writer thread (so writes are
+    committed in the order they were asked and transactions never interleave)."""
     import threading
 
     store = SqliteState(tmp_path / "not" / "yet" / "there" / "state.db")
-    names = await asyncio.gather(*(store._run(lambda: threading.current_thread().name) for _ in range(20)))
-    assert len(set(names)) == 1 and names[0].startswith("metasearch-sqlite")
-    assert names[0] != threading.current_thread().name
+    readers = await asyncio.gather(*(store._read(lambda db: threading.current_thread().name) for _ in range(20)))
+    writers = await asyncio.gather(*(store._queue(lambda db: threading.current_thread().name) for _ in range(20)))
+    assert all(name.startswith("metasearch-sqlite-read") for name in readers)
+    assert set(writers) == {"metasearch-sqlite-write"}
+    assert threading.current_thread().name not in {*readers, *writers}
     await store.close()
 
 

@@ -2,8 +2,13 @@
 
 Every request waits here first, per upstream (the engine, or the engine at its endpoint override):
 at most `upstream_concurrency` requests out at once, at most `upstream_rps` started per second where
-one is set, and at most `pool_limit` out for the whole process. The connection pool itself is not
-limited below these, so an admitted request gets a connection at once.
+one is set (by the upstream's key, else by the engine's name), and at most `pool_limit` out for the
+whole process. The connection pool itself is not limited below these, so an admitted request gets a
+connection at once.
+
+`Lane` is the one politeness limiter: "at most N at once, starts at least T apart, first come first
+served". Admission keeps one per upstream and one for the process; page reads keep one per host
+(plugin.reading.hops). `turn()` takes a slot in each of a list of lanes for one `EngineClock`.
 
 Time spent waiting here is queue time (`queue_ms` in the engine's report): it is our load, not the
 engine's slowness, so it is never part of the engine's deadline and never a `timeout` or a cooldown.
@@ -14,16 +19,19 @@ the most recent first, so the oldest one per upstream goes on longest and can st
 
 `EngineClock` is one engine run's own time: `timeout_ms` spent only while a request is out. When our
 event loop was too busy to notice an answer in time (the timer itself fired late), the engine is
-given that time back instead of being blamed for it.
+given that time back instead of being blamed for it (at most MAX_STALL_CREDIT times its deadline, so a
+hung engine still ends while the loop stays overloaded).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import deque
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Sequence
 
+from plugin.infra.lifecycle import PerLoop
 from plugin.settings import Settings
 
 # A timer that fires this much after its due time means the event loop was busy elsewhere.
@@ -39,7 +47,8 @@ class Overloaded(Exception):
 
 
 class EngineClock:
-    """One engine run's time. `queue_s`: waiting for admission; `engine_s`: requests out (the deadline's)."""
+    """One engine run's time. `queue_s`: waiting on our side (admission, the state store); `engine_s`:
+    requests out (the deadline's)."""
 
     def __init__(self, timeout_s: float, wait_s: float):
         loop = asyncio.get_running_loop()
@@ -48,14 +57,15 @@ class EngineClock:
         self.queue_until = self.created + wait_s
         self.queue_s = 0.0
         self.engine_s = 0.0
-        self.queued_since: float | None = None  # set while waiting for admission
+        self.queued_since: float | None = None  # set while waiting on our side
         self.out_since: float | None = None  # set while a request is out
         self.admitted_at: float | None = None  # the first admission
+        self._waits = 0  # nested waits (a lane inside a store read never happens, but nesting is harmless)
         self._watchers: list[Callable[[], None]] = []
         # Nobody waits for this run's answer any more: it gives way to requests someone waits for.
         self.background = False
         self.preempted = False  # cancelled to give its slot to a request someone waits for
-        self._holding: tuple[_Lane, asyncio.Task] | None = None  # the lane slot it holds, and its task
+        self.lane: Lane | None = None  # the lane whose slot this run holds (set and cleared by the lane)
 
     # --- what the orchestrator reads ---
     @property
@@ -64,11 +74,11 @@ class EngineClock:
 
     @property
     def queued(self) -> bool:
-        """Waiting for admission now (its first request, or a follow-up)."""
+        """Waiting on our side now (for admission, its first request or a follow-up; for the state store)."""
         return self.queued_since is not None
 
     def watch(self, callback: Callable[[], None]) -> None:
-        """Call `callback` whenever the run starts or stops waiting for admission."""
+        """Call `callback` whenever the run starts or stops waiting on our side."""
         self._watchers.append(callback)
 
     def unwatch(self, callback: Callable[[], None]) -> None:
@@ -81,15 +91,11 @@ class EngineClock:
         """No search waits for this run now. It goes on (its outcome still counts for cooldowns) unless
         a request someone waits for is queued for its upstream: then it yields its slot at once."""
         self.background = True
-        if self._holding is not None and self._holding[0].waiters:
-            self._holding[0]._preempt()
+        if self.lane is not None and self.lane.queued:
+            self.lane.make_way()
 
     def to_foreground(self) -> None:
         self.background = False
-
-    def _changed(self) -> None:
-        for callback in list(self._watchers):
-            callback()
 
     def queue_ms(self) -> int:
         now = asyncio.get_running_loop().time()
@@ -102,14 +108,33 @@ class EngineClock:
     def remaining(self) -> float:
         return self.timeout_s - self.engine_s
 
-    # --- what admission and the transport call ---
-    def _queued(self, seconds: float) -> None:
-        self.queue_s += seconds
+    # --- what admission, the runner and the transport call ---
+    def _notify(self) -> None:
+        for callback in list(self._watchers):
+            callback()
 
-    def _admitted(self) -> None:
+    @asynccontextmanager
+    async def waiting(self) -> AsyncIterator[None]:
+        """The block waits on our side (a lane, the state store): queue time. The searches' clocks stand
+        still meanwhile (they watch `queued`)."""
+        loop = asyncio.get_running_loop()
+        self._waits += 1
+        if self._waits == 1:
+            self.queued_since = loop.time()
+            self._notify()
+        try:
+            yield
+        finally:
+            self._waits -= 1
+            if self._waits == 0 and self.queued_since is not None:
+                self.queue_s += loop.time() - self.queued_since
+                self.queued_since = None
+                self._notify()  # out of the queue (a follow-up request too): the searches' clocks run again
+
+    def admit(self) -> None:
+        """A request of this run was admitted (the first one sets `admitted_at`)."""
         if self.admitted_at is None:
             self.admitted_at = asyncio.get_running_loop().time()
-        self._changed()  # out of the queue (a follow-up request too): the searches' clocks run again
 
     @asynccontextmanager
     async def out(self) -> AsyncIterator[None]:
@@ -143,8 +168,9 @@ class EngineClock:
                 self.engine_s += max(0.0, loop.time() - started - credit)
 
 
-class _Lane:
-    """A FIFO of requests for one limit: `limit` out at once, starts spaced by `interval` seconds."""
+class Lane:
+    """One politeness limit: at most `limit` slots held at once, starts at least `interval` seconds
+    apart, first come first served (a freed slot passes straight to the next in line)."""
 
     def __init__(self, limit: int, interval: float = 0.0):
         self.limit = limit
@@ -152,13 +178,23 @@ class _Lane:
         self.active = 0
         self.next_start = 0.0
         self.waiters: deque[asyncio.Future[None]] = deque()
-        self.holders: list[EngineClock] = []
+        self.holders: list[EngineClock] = []  # runs holding a slot, oldest first
+        self._tasks: dict[EngineClock, asyncio.Task] = {}
+
+    @property
+    def queued(self) -> int:
+        return len(self.waiters)
+
+    def idle(self, now: float) -> bool:
+        """Nothing held, nobody waiting, and no start spacing still to keep: forgetting it changes nothing."""
+        return self.active == 0 and not self.waiters and self.next_start <= now
 
     async def acquire(self, until: float) -> None:
+        """A slot, started no earlier than `interval` after the previous one; TimeoutError past `until`."""
         if self.active < self.limit and not self.waiters:
             self.active += 1
         else:
-            self._preempt()
+            self.make_way()
             loop = asyncio.get_running_loop()
             waiter: asyncio.Future[None] = loop.create_future()
             self.waiters.append(waiter)
@@ -189,18 +225,6 @@ class _Lane:
                     self.release()
                     raise
 
-    def _preempt(self) -> None:
-        """A request must wait: a run nobody waits for gives up its slot (it is cancelled). The most recent
-        one goes first: the oldest keeps going longest, so a hung engine still reaches its own timeout
-        (and its cooldown) while younger runs make way."""
-        idle = [clock for clock in self.holders
-                if clock.background and not clock.preempted and clock._holding is not None
-                and not clock._holding[1].done()]
-        if idle:
-            victim = idle[-1]
-            victim.preempted = True
-            victim._holding[1].cancel()  # type: ignore[index]
-
     def release(self) -> None:
         while self.waiters:
             waiter = self.waiters.popleft()
@@ -209,9 +233,91 @@ class _Lane:
                 return
         self.active -= 1
 
-    @property
-    def queued(self) -> int:
-        return len(self.waiters)
+    def hold(self, clock: EngineClock, task: asyncio.Task) -> None:
+        """`clock`'s run (`task`) holds a slot: it may be asked to make way once nobody waits for it."""
+        self.holders.append(clock)
+        self._tasks[clock] = task
+        if clock.lane is None:
+            clock.lane = self
+
+    def drop(self, clock: EngineClock) -> None:
+        self.holders.remove(clock)
+        del self._tasks[clock]
+        if clock.lane is self:
+            clock.lane = None
+
+    def make_way(self) -> None:
+        """A request must wait: a run nobody waits for gives up its slot (it is cancelled). The most recent
+        one goes first: the oldest keeps going longest, so a hung engine still reaches its own timeout
+        (and its cooldown) while younger runs make way."""
+        idle = [clock for clock in self.holders
+                if clock.background and not clock.preempted and not self._tasks[clock].done()]
+        if idle:
+            victim = idle[-1]
+            victim.preempted = True
+            self._tasks[victim].cancel()
+
+
+class Lanes:
+    """Lanes by key (a host, an upstream), made on first use in each event loop (futures belong to one
+    loop) by `make(key)` or the maker `get` is given; past `keep` lanes, the idle ones are forgotten."""
+
+    def __init__(self, make: Callable[[str], Lane] | None = None, keep: int = 1024):
+        self._make = make
+        self._keep = keep
+        self._by_key: PerLoop[dict[str, Lane]] = PerLoop(dict)
+
+    def get(self, key: str, make: Callable[[], Lane] | None = None) -> Lane:
+        """The lane of `key`, made now (by `make` when given) if the running loop has none yet."""
+        lanes = self._by_key.get()
+        lane = lanes.get(key)
+        if lane is None:
+            if len(lanes) >= self._keep:
+                now = asyncio.get_running_loop().time()
+                for idle in [k for k, held in lanes.items() if held.idle(now)]:
+                    del lanes[idle]
+            if make is None:
+                if self._make is None:
+                    raise ValueError(f"no way to make the lane of {key!r}")
+                make = functools.partial(self._make, key)
+            lane = lanes[key] = make()
+        return lane
+
+    def find(self, key: str) -> Lane | None:
+        """The lane of `key` in the running loop, without making one."""
+        lanes = self._by_key.current()
+        return lanes.get(key) if lanes is not None else None
+
+
+@asynccontextmanager
+async def turn(lanes: Sequence[Lane], clock: EngineClock) -> AsyncIterator[None]:
+    """A slot in each lane, taken in order and held for the body of the block. The wait is `clock`'s
+    queue time, bounded by `clock.queue_until` (Overloaded past it). The first lane's slot is the one a
+    run nobody waits for may be asked to give up."""
+    taken: list[Lane] = []
+    async with clock.waiting():
+        try:
+            for lane in lanes:
+                await lane.acquire(clock.queue_until)
+                taken.append(lane)
+        except BaseException as exc:
+            for lane in reversed(taken):
+                lane.release()
+            if isinstance(exc, TimeoutError):
+                raise Overloaded(OVERLOADED) from None
+            raise
+    clock.admit()
+    task = asyncio.current_task()
+    first = lanes[0] if lanes and task is not None else None
+    if first is not None:
+        first.hold(clock, task)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        if first is not None:
+            first.drop(clock)
+        for lane in reversed(taken):
+            lane.release()
 
 
 class Admission:
@@ -219,56 +325,25 @@ class Admission:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._lanes: dict[str, _Lane] = {}
-        self._process: _Lane | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._upstreams = Lanes()  # each made knowing its engine (`lane`)
+        self._process: PerLoop[Lane] = PerLoop(lambda: Lane(settings.pool_limit))
 
-    def _lane(self, upstream: str, engine: str) -> _Lane:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:  # futures belong to one event loop; a new loop starts afresh
-            self._lanes, self._process, self._loop = {}, None, loop
-        lane = self._lanes.get(upstream)
-        if lane is None:
-            rps = self.settings.upstream_rps.get(upstream) or self.settings.upstream_rps.get(engine)
-            lane = self._lanes[upstream] = _Lane(self.settings.upstream_concurrency, 1.0 / rps if rps else 0.0)
-        return lane
+    def _new_lane(self, upstream: str, engine: str) -> Lane:
+        rates = self.settings.upstream_rps
+        # Set by the upstream's key ("bing@http://host:port"), else by the engine's name, which then
+        # holds behind an endpoint override too.
+        rps = rates.get(upstream) or rates.get(engine)
+        return Lane(self.settings.upstream_concurrency, 1.0 / rps if rps else 0.0)
 
-    def queued(self, upstream: str) -> int:
-        lane = self._lanes.get(upstream)
-        return lane.queued if lane else 0
+    def lane(self, upstream: str, engine: str) -> Lane:
+        """The lane of `upstream` (the engine, or the engine at its endpoint override), made on first use."""
+        return self._upstreams.get(upstream, lambda: self._new_lane(upstream, engine))
 
-    @asynccontextmanager
-    async def admit(self, upstream: str, engine: str, clock: EngineClock) -> AsyncIterator[None]:
-        """Wait for a slot (queue time, on `clock`), hold it for the body of the block."""
-        lane = self._lane(upstream, engine)
-        if self._process is None:
-            self._process = _Lane(self.settings.pool_limit)
-        process = self._process
-        loop = asyncio.get_running_loop()
-        started = clock.queued_since = loop.time()
-        clock._changed()
-        try:
-            await lane.acquire(clock.queue_until)
-            try:
-                await process.acquire(clock.queue_until)
-            except BaseException:
-                lane.release()
-                raise
-        except TimeoutError:
-            raise Overloaded(OVERLOADED) from None
-        finally:
-            clock.queued_since = None
-            clock._queued(loop.time() - started)
-        task = asyncio.current_task()
-        if task is not None:
-            clock._holding = (lane, task)
-            lane.holders.append(clock)
-        try:
-            clock._admitted()
-            yield
-        finally:
-            if task is not None:
-                clock._holding = None
-                lane.holders.remove(clock)
-            process.release()
-            lane.release()
+    def find(self, upstream: str) -> Lane | None:
+        """The lane of `upstream` if a request has been admitted for it in the running loop."""
+        return self._upstreams.find(upstream)
+
+    def admit(self, upstream: str, engine: str, clock: EngineClock):
+        """Wait for a slot of the upstream and of the process (queue time, on `clock`), hold both for
+        the body of the `async with` block."""
+        return turn([self.lane(upstream, engine), self._process.get()], clock)

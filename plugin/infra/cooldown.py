@@ -10,8 +10,9 @@ Two rules keep the window honest under load and offline:
   the previous window ended; requests already in flight when the first failure was recorded fail for the
   same reason and belong to the same episode. Ten concurrent searches against a dead engine bench it for
   one base window, not 30 s x 2^9. Every store applies the change atomically (one transaction).
-- Failures caused by our own network are not the engine's: when every engine of a search fails to
-  connect at once, this machine is offline, and no engine is benched for it (`Reachability`).
+- Failures caused by our own network are not the engine's: when every engine a search tried (one or
+  many) fails to connect and none connected, this machine is offline, and no engine is benched for it
+  (`Reachability`). A proxy of ours that cannot be connected to benches nothing either (runner.py).
 
 Memory is the same on every backend: an entry whose window ended more than `cooldown_memory_s` ago is
 forgotten by the policy itself, so the next failure counts as the first again.
@@ -170,8 +171,8 @@ class Cooldowns:
                                        self.keep_s)
 
     async def success(self, engine: str) -> None:
-        if await self.store.get(engine) is not None:
-            await self.store.clear(engine)
+        # No read first: the embedded store queues the clear and skips it when nothing is stored.
+        await self.store.clear(engine)
 
 
 @dataclass
@@ -180,9 +181,10 @@ class Reachability:
 
     A connection failure (DNS, refused, unreachable) is held back instead of benching the engine at once:
     it is recorded as soon as any engine of the search reaches its server, or when the search concludes
-    with some engine having done so or having failed otherwise. When at least two engines were tried and
-    every one failed to connect, the machine is offline: the held failures are dropped, no engine is
-    benched, and the search says so. After the search has concluded, failures are recorded at once (an
+    with some engine having done so or having failed otherwise. When every engine tried (one or many)
+    failed to connect, the machine is offline: the held failures are dropped, no engine is benched, and
+    the search says so. (A single engine refusing is offline too: one search cannot tell a dead engine
+    from a dead network, and benching it would spread: the next search would try only the others.) After the search has concluded, failures are recorded at once (an
     engine still running then did not fail "at once" with the others).
     """
 
@@ -209,5 +211,5 @@ class Reachability:
 
 
 OFFLINE_DETAIL = "network unreachable"
-OFFLINE_WARNING = ("network unreachable: every engine failed to connect (DNS or connection error); this machine "
-                   "looks offline, so no engine was benched for it")
+OFFLINE_WARNING = ("network unreachable: every engine tried failed to connect (DNS or connection error); this "
+                   "machine looks offline, so no engine was benched for it")

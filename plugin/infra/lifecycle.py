@@ -45,6 +45,35 @@ class LoopBound:
         await self._generator.aclose()  # runs `aclose` once; a second call does nothing
 
 
+class PerLoop(Generic[T]):
+    """A value that belongs to one event loop (futures, tasks, sessions, semaphores are bound to the loop
+    that made them): `get()` makes a fresh one with `make` the first time it is asked for in a running
+    loop other than the last one's. Callers that run one loop per call (`asyncio.run(search(...))`) thus
+    never touch what a finished loop left behind."""
+
+    def __init__(self, make: Callable[[], T]):
+        self._make = make
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._value: T | None = None
+
+    def get(self) -> T:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._value is None:
+            self._value, self._loop = self._make(), loop
+        return self._value
+
+    def current(self) -> T | None:
+        """The running loop's value if one was made in it, else None (made nowhere, or in another loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        return self._value if self._loop is loop else None
+
+    def forget(self) -> None:
+        self._value, self._loop = None, None
+
+
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     """Run the coroutine `make()` to its end for a caller that does not await: on this thread when no
     event loop runs here, else (Jupyter, an async agent framework: a running loop cannot be re-entered)

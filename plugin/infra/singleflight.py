@@ -9,32 +9,33 @@ from __future__ import annotations
 import asyncio
 from typing import Awaitable, Callable, Generic, TypeVar
 
+from plugin.infra.lifecycle import PerLoop
+
 T = TypeVar("T")
 
 
 class SingleFlight(Generic[T]):
     def __init__(self) -> None:
-        self._tasks: dict[str, asyncio.Task[T]] = {}
-        self._waiters: dict[asyncio.Task[T], int] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # In flight by key, and how many callers wait for each; tasks of another (finished) event loop
+        # cannot be shared here, so each loop has its own.
+        self._flights: PerLoop[tuple[dict[str, asyncio.Task[T]], dict[asyncio.Task[T], int]]] = \
+            PerLoop(lambda: ({}, {}))
 
     async def run(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:  # tasks of another (finished) event loop cannot be shared here
-            self._tasks, self._waiters, self._loop = {}, {}, loop
-        task = self._tasks.get(key)
+        tasks, waiters = self._flights.get()
+        task = tasks.get(key)
         if task is None:
-            task = loop.create_task(work())  # type: ignore[arg-type]
-            self._tasks[key] = task
-            task.add_done_callback(lambda done: self._tasks.pop(key, None) if self._tasks.get(key) is done else None)
-        self._waiters[task] = self._waiters.get(task, 0) + 1
+            task = asyncio.get_running_loop().create_task(work())  # type: ignore[arg-type]
+            tasks[key] = task
+            task.add_done_callback(lambda done: tasks.pop(key, None) if tasks.get(key) is done else None)
+        waiters[task] = waiters.get(task, 0) + 1
         try:
             return await asyncio.shield(task)
         finally:
-            self._waiters[task] -= 1
-            if self._waiters[task] <= 0:
-                del self._waiters[task]
+            waiters[task] -= 1
+            if waiters[task] <= 0:
+                del waiters[task]
                 if not task.done():
                     task.cancel()
-                    if self._tasks.get(key) is task:
-                        del self._tasks[key]
+                    if tasks.get(key) is task:
+                        del tasks[key]

@@ -3,9 +3,10 @@
 Three stores with one interface:
 - `MemoryState`: in-process, for tests, replay and embedding in a long-lived process.
 - `SqliteState`: the embedded default, a file in METASEARCH_STATE_DIR shared by every process of one
-  user on one machine (WAL, short transactions), so a CLI spawned per tool call still remembers that
-  DuckDuckGo blocked us a second ago. Its calls run on a thread of their own, never on the event loop:
-  waiting out another process's write lock must not freeze every engine in flight.
+  user on one machine (WAL), so a CLI spawned per tool call still remembers that DuckDuckGo blocked us
+  a second ago. Its calls run on threads of their own, never on the event loop, and a search never
+  waits on it for long: a read answers within `state_wait_ms` or counts as a miss, and writes are
+  committed in the background, in batches (see the class).
 - `RedisState`: shared by every process and host of a fleet (METASEARCH_REDIS_URL).
 `FailoverState` puts Redis in front of the embedded store: when Redis is down the search goes on with
 the embedded store, and the response says so. A store that cannot be opened or written degrades to
@@ -23,16 +24,19 @@ import contextlib
 import functools
 import json
 import os
+import queue
 import random
 import sqlite3
+import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Callable, Iterator, Protocol, TypeVar
 
 from plugin.infra.cooldown import Change, CooldownEntry
-from plugin.infra.lifecycle import LoopBound
+from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.logs import get_logger
 from plugin.infra.secrets import mask_url
 from plugin.settings import Settings
@@ -155,13 +159,32 @@ CREATE TABLE IF NOT EXISTS cooldowns (engine TEXT PRIMARY KEY, until REAL, failu
                                       detail TEXT, written REAL);
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, expires REAL, value TEXT);
 CREATE TABLE IF NOT EXISTS budget (engine TEXT, window INTEGER, used INTEGER, PRIMARY KEY (engine, window));
+CREATE INDEX IF NOT EXISTS cache_expires ON cache (expires);
+CREATE INDEX IF NOT EXISTS cooldowns_written ON cooldowns (written);
 """
+
+# How long the store's writer waits for another process's write lock before a batch of writes fails.
+# Writes never hold an answer up, so this can be long enough for several processes writing at once.
+WRITE_BUSY_S = 10.0
+# Writes committed together in one transaction at most (one lock taken instead of one per write).
+WRITE_BATCH = 500
+# Threads (each with its own connection) that serve reads; WAL lets them read while a writer writes.
+READERS = 2
+
+
+def _store_failed(path: Path, exc: BaseException) -> str:
+    if isinstance(exc, _Slow):
+        message = f"state store {path} did not answer within {exc.ms} ms ({exc.what}); continuing without it"
+    else:
+        message = f"state store {path} failed ({type(exc).__name__}: {exc}); continuing without it"
+    log.warning("%s", message)
+    note_problem(message)
+    return message
 
 
 def _degrades(default):
-    """An SQLite operation that fails (disk full, file vanished, lock held too long) is logged, reported
-    in the current search's warnings, and answered with `default`: the search goes on without that bit
-    of state."""
+    """A read that fails (file vanished, store closed, lock held too long) is logged, reported in the
+    current search's warnings, and answered with `default`: the search goes on without that bit of state."""
 
     def wrap(method):
         @functools.wraps(method)
@@ -169,46 +192,170 @@ def _degrades(default):
             try:
                 return await method(self, *args)
             except sqlite3.Error as exc:
-                message = f"state store {self.path} failed ({type(exc).__name__}: {exc}); continuing without it"
-                log.warning("%s", message)
-                note_problem(message)
+                _store_failed(self.path, exc)
                 return default
         return guarded
     return wrap
 
 
+class _Cleared:
+    """A queued `clear`, not yet committed: reads answer None (each one its own, to tell them apart)."""
+
+
+class _Slow(sqlite3.OperationalError):
+    """Not answered within the store's wait (another process holding the file, a burst of reads)."""
+
+    def __init__(self, ms: int, what: str):
+        super().__init__(f"no answer within {ms} ms")
+        self.ms, self.what = ms, what
+
+
+class _Stale(Exception):
+    """A read still queued when its caller stopped waiting: not run at all."""
+
+
+class _Write:
+    """One write for the writer thread: `work(connection)` inside the batch's transaction; `needed`, when
+    given, is asked first outside any transaction (a write that would change nothing takes no lock)."""
+
+    __slots__ = ("work", "needed", "done")
+
+    def __init__(self, work: Callable[[sqlite3.Connection], object],
+                 done: Callable[[object, BaseException | None], None],
+                 needed: Callable[[sqlite3.Connection], bool] | None = None):
+        self.work, self.done, self.needed = work, done, needed
+
+
+def _write_loop(writes: "queue.SimpleQueue[_Write | None]", db: sqlite3.Connection) -> None:
+    """The writer thread: every write queued by now, committed in one transaction, in order, until told
+    to stop (None); then the connection is closed. It holds no reference to its store, so a store
+    nobody uses any more is collected, and its finalizer stops this thread."""
+    stopping = False
+    while not stopping:
+        first = writes.get()
+        if first is None:
+            break
+        batch = [first]
+        while len(batch) < WRITE_BATCH:
+            try:
+                more = writes.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                stopping = True
+                break
+            batch.append(more)
+        _commit(db, batch)
+    db.close()
+
+
+def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
+    try:
+        wanted = [write for write in batch if write.needed is None or write.needed(db)]
+    except sqlite3.Error:
+        wanted = batch
+    if len(wanted) < len(batch):
+        kept = set(map(id, wanted))
+        for write in batch:
+            if id(write) not in kept:
+                write.done(None, None)
+    if not wanted:
+        return
+    outcomes: list[tuple[_Write, object, BaseException | None]] = []
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for write in wanted:
+                db.execute("SAVEPOINT one")
+                try:
+                    outcomes.append((write, write.work(db), None))
+                    db.execute("RELEASE one")
+                except Exception as exc:  # this write only: the rest of the batch goes on
+                    db.execute("ROLLBACK TO one")
+                    db.execute("RELEASE one")
+                    outcomes.append((write, None, exc))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    except Exception as exc:  # the lock not had within WRITE_BUSY_S, a full disk: the batch is lost
+        for write in wanted:
+            write.done(None, exc)
+        return
+    for write, result, exc in outcomes:
+        write.done(result, exc)
+
+
+def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
+                 reader_dbs: list[sqlite3.Connection], lock: threading.Lock) -> None:
+    """Commit what is queued, stop the writer thread, close the readers' connections. Runs once: at
+    close(), when the store is collected, or at interpreter exit (weakref.finalize), whichever first."""
+    writes.put(None)
+    writer.join(WRITE_BUSY_S + 5)
+    readers.shutdown(wait=True)
+    with lock:
+        for db in reader_dbs:
+            db.close()
+        reader_dbs.clear()
+
+
 class SqliteState:
-    """The embedded store. Every operation is one short transaction (`BEGIN IMMEDIATE` where it reads
-    and writes, so a read-modify-write is atomic across processes); WAL lets readers and a writer of
-    different processes overlap, and busy_timeout waits out a concurrent writer, on the store's own
-    thread."""
+    """The embedded store, built so that a search never waits on it for long (`wait_s` at most per read)
+    and never waits for a write:
+
+    - Reads run on a few threads of their own, each with its own connection. WAL lets them read while
+      another process writes, so a read does not queue behind a write waiting for a lock. A read not
+      answered within `wait_s` counts as a miss (and is reported in the search's warnings).
+    - Writes go to one writer thread and return once queued: it commits what has queued up in one
+      transaction (`BEGIN IMMEDIATE`, so a read-modify-write is atomic across processes), waiting up to
+      WRITE_BUSY_S for another process's lock. Until a write is committed this store answers its own
+      reads from it (a search sees the answer it just cached). `update` and `spend`, whose result the
+      caller needs, wait for it at most `wait_s`: then `update` answers the entry the change would have
+      made of the last one known, and `spend` lets the request go (the write still happens).
+    - `flush()` waits for the writes queued so far; `close()` (and `close_at_exit()`) commits every
+      queued write first, so a CLI process that exits has stored what it learnt.
+    """
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time):
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time, wait_s: float = 0.25):
         self.path = path
         self.clock = clock
+        self.wait_s = wait_s
         self.warnings: list[str] = []
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = self._open(path)
-        # One thread owns the connection: calls are serialised (a transaction is never interleaved with
-        # another call) and none of them blocks the event loop.
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metasearch-sqlite")
+        self._db = self._open(path, WRITE_BUSY_S)  # the writer thread's connection
         self._closed = False
+        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="metasearch-sqlite-read")
+        self._local = threading.local()
+        self._reader_dbs: list[sqlite3.Connection] = []
+        # Queued writes, not yet committed: answered from here by this store's reads.
+        self._lock = threading.Lock()
+        self._unsaved_cache: dict[str, tuple[float, str]] = {}
+        self._unsaved_cooldowns: dict[str, CooldownEntry | _Cleared] = {}
+        self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=_write_loop, args=(self._writes, self._db),
+                                        name="metasearch-sqlite-write", daemon=True)
+        self._writer.start()
+        # Queued writes are committed whatever ends the store: close(), its collection, or the interpreter's
+        # exit (a module-level reader or searcher nobody closed).
+        self._finalizer = weakref.finalize(self, _stop_writer, self._writes, self._writer, self._readers,
+                                           self._reader_dbs, self._lock)
 
     @staticmethod
-    def _open(path: Path) -> sqlite3.Connection:
+    def _open(path: Path, busy_s: float) -> sqlite3.Connection:
         """Open and prepare the file. Processes starting together race to switch it to WAL and create
         the tables; SQLite may refuse the loser at once ("database is locked") without waiting, so the
         opening is retried briefly instead of giving up on shared state."""
         delay = 0.02
         for attempt in range(10):
-            db = sqlite3.connect(str(path), timeout=2.0, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(str(path), timeout=busy_s, isolation_level=None, check_same_thread=False)
             try:
                 if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     db.execute("PRAGMA journal_mode=WAL")  # persistent: only the first process pays for it
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("PRAGMA busy_timeout=2000")
+                db.execute(f"PRAGMA busy_timeout={int(busy_s * 1000)}")
                 db.executescript(_SCHEMA)
                 db.execute("PRAGMA quick_check").fetchone()
                 return db
@@ -223,114 +370,229 @@ class SqliteState:
                 raise
         raise AssertionError("unreachable")
 
-    async def _run(self, work: Callable[[], T]) -> T:
+    # ----- reads -----
+    def _reader(self) -> sqlite3.Connection:
+        """This reader thread's own connection (read-only, waiting for a lock no longer than a read may)."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(str(self.path), timeout=self.wait_s, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA query_only=1")
+            self._local.db = db
+            with self._lock:
+                self._reader_dbs.append(db)
+        return db
+
+    async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:  # answered like any other failed operation: the caller goes on without state
             raise sqlite3.ProgrammingError("the state store is closed")
-        return await asyncio.get_running_loop().run_in_executor(self._thread, work)
+        give_up = time.monotonic() + self.wait_s
 
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error). Under isolation_level=None, `with connection:`
-        opens no transaction at all; this does, and takes the write lock before the first read."""
-        self._db.execute("BEGIN IMMEDIATE")
+        def run() -> T:
+            if time.monotonic() > give_up:  # queued too long: nobody waits for the answer any more
+                raise _Stale
+            return work(self._reader())
+
         try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self._readers, run), self.wait_s)
+        except (asyncio.TimeoutError, TimeoutError, _Stale):
+            raise _Slow(round(self.wait_s * 1000), "a read, taken as a miss") from None
 
     @_degrades(None)
     async def get(self, engine: str) -> CooldownEntry | None:
-        def work():
-            row = self._db.execute("SELECT until, failures, status, detail FROM cooldowns WHERE engine = ?",
-                                   (engine,)).fetchone()
+        with self._lock:
+            if engine in self._unsaved_cooldowns:
+                return self._known(engine)
+
+        def work(db):
+            row = db.execute("SELECT until, failures, status, detail FROM cooldowns WHERE engine = ?",
+                             (engine,)).fetchone()
             return CooldownEntry(*row) if row else None
-        return await self._run(work)
-
-    @_degrades(None)
-    async def put(self, engine: str, entry: CooldownEntry) -> None:
-        def work():
-            self._db.execute("INSERT OR REPLACE INTO cooldowns VALUES (?, ?, ?, ?, ?, ?)",
-                             (engine, entry.until, entry.failures, entry.status, entry.detail, self.clock()))
-        await self._run(work)
-
-    async def update(self, engine: str, change: Change, keep_s: float) -> CooldownEntry:
-        def work():
-            now = self.clock()
-            with self._transaction() as db:
-                db.execute("DELETE FROM cooldowns WHERE written < ?", (now - keep_s,))
-                row = db.execute("SELECT until, failures, status, detail FROM cooldowns WHERE engine = ?",
-                                 (engine,)).fetchone()
-                entry = change(CooldownEntry(*row) if row else None)
-                db.execute("INSERT OR REPLACE INTO cooldowns VALUES (?, ?, ?, ?, ?, ?)",
-                           (engine, entry.until, entry.failures, entry.status, entry.detail, now))
-            return entry
-        try:
-            return await self._run(work)
-        except sqlite3.Error as exc:  # unrecorded, but the caller still learns the window it would have had
-            message = f"state store {self.path} failed ({type(exc).__name__}: {exc}); continuing without it"
-            log.warning("%s", message)
-            note_problem(message)
-            return change(None)
-
-    @_degrades(None)
-    async def clear(self, engine: str) -> None:
-        await self._run(lambda: self._db.execute("DELETE FROM cooldowns WHERE engine = ?", (engine,)))
+        return await self._read(work)
 
     @_degrades({})
     async def all(self) -> dict[str, CooldownEntry]:
-        def work():
-            rows = self._db.execute("SELECT engine, until, failures, status, detail FROM cooldowns").fetchall()
+        def work(db):
+            rows = db.execute("SELECT engine, until, failures, status, detail FROM cooldowns").fetchall()
             return {row[0]: CooldownEntry(*row[1:]) for row in rows}
-        return await self._run(work)
+        with self._lock:  # taken before the read: a write committed meanwhile is in one or the other
+            unsaved = dict(self._unsaved_cooldowns)
+        found = await self._read(work)
+        for engine, entry in unsaved.items():
+            if isinstance(entry, _Cleared):
+                found.pop(engine, None)
+            else:
+                found[engine] = entry
+        return found
 
     @_degrades(None)
     async def cache_get(self, key: str) -> str | None:
-        def work():
-            row = self._db.execute("SELECT value FROM cache WHERE key = ? AND expires > ?",
-                                   (key, self.clock())).fetchone()
+        with self._lock:
+            unsaved = self._unsaved_cache.get(key)
+        if unsaved is not None:
+            return unsaved[1] if unsaved[0] > self.clock() else None
+
+        def work(db):
+            row = db.execute("SELECT value FROM cache WHERE key = ? AND expires > ?", (key, self.clock())).fetchone()
             return row[0] if row else None
-        return await self._run(work)
+        return await self._read(work)
 
-    @_degrades(None)
+    # ----- writes -----
+    def _queue(self, work: Callable[[sqlite3.Connection], object], *, needed=None,
+               after: Callable[[], None] | None = None) -> "asyncio.Future[object]":
+        """Queue a write; the future (of the running loop) settles once it is committed or has failed.
+        `after` runs on the writer thread when it is done either way."""
+        if self._closed:
+            raise sqlite3.ProgrammingError("the state store is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[object] = loop.create_future()
+
+        def settle(result: object, exc: BaseException | None) -> None:
+            if not future.done():
+                if exc is not None:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+
+        def done(result: object, exc: BaseException | None) -> None:
+            if after is not None:
+                after()
+            try:
+                loop.call_soon_threadsafe(settle, result, exc)
+            except RuntimeError:  # that event loop has ended: nobody waits
+                pass
+
+        self._writes.put(_Write(work, done, needed))
+        return future
+
+    def _background(self, work, *, needed=None, after=None) -> None:
+        """A write nobody waits for: queued at once, its failure logged (and reported in the current
+        search's warnings while it is still being answered)."""
+        path = self.path
+        try:
+            future = self._queue(work, needed=needed, after=after)
+        except sqlite3.Error as exc:
+            if after is not None:
+                after()
+            _store_failed(path, exc)
+            return
+        context_problems = _PROBLEMS.get()
+
+        def report(done: "asyncio.Future[object]") -> None:
+            exc = None if done.cancelled() else done.exception()
+            if exc is not None:
+                token = _PROBLEMS.set(context_problems)
+                try:
+                    _store_failed(path, exc)
+                finally:
+                    _PROBLEMS.reset(token)
+
+        future.add_done_callback(report)
+
+    def _forget_unsaved(self, table: dict, key: str, value: object) -> Callable[[], None]:
+        def forget() -> None:
+            with self._lock:
+                if key in table and table[key] is value:
+                    del table[key]
+        return forget
+
+    async def put(self, engine: str, entry: CooldownEntry) -> None:
+        written = self.clock()  # when it was asked, not when the writer got to it
+        with self._lock:
+            self._unsaved_cooldowns[engine] = entry
+        self._background(lambda db: db.execute("INSERT OR REPLACE INTO cooldowns VALUES (?, ?, ?, ?, ?, ?)",
+                                               (engine, entry.until, entry.failures, entry.status, entry.detail,
+                                                written)),
+                         after=self._forget_unsaved(self._unsaved_cooldowns, engine, entry))
+
+    def _known(self, engine: str) -> CooldownEntry | None:
+        """The entry of a queued write for `engine` (call with the lock held); None when none or cleared."""
+        entry = self._unsaved_cooldowns.get(engine)
+        return None if isinstance(entry, _Cleared) else entry
+
+    async def clear(self, engine: str) -> None:
+        marker = _Cleared()
+        with self._lock:
+            unsaved = engine in self._unsaved_cooldowns
+            self._unsaved_cooldowns[engine] = marker
+        # Nothing stored for it (the usual case after a success): no write lock taken.
+        needed = None if unsaved else (lambda db: db.execute("SELECT 1 FROM cooldowns WHERE engine = ?",
+                                                             (engine,)).fetchone() is not None)
+        self._background(lambda db: db.execute("DELETE FROM cooldowns WHERE engine = ?", (engine,)), needed=needed,
+                         after=self._forget_unsaved(self._unsaved_cooldowns, engine, marker))
+
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
-        def work():
-            now = self.clock()
-            with self._transaction() as db:
-                db.execute("DELETE FROM cache WHERE expires <= ?", (now,))
-                db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, now + ttl_s, value))
-        await self._run(work)
+        now = self.clock()
+        item = (now + ttl_s, value)
+        with self._lock:
+            self._unsaved_cache[key] = item
 
-    @_degrades(True)
+        def work(db):
+            db.execute("DELETE FROM cache WHERE expires <= ?", (now,))
+            db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, item[0], value))
+        self._background(work, after=self._forget_unsaved(self._unsaved_cache, key, item))
+
+    async def _answer(self, work, fallback: Callable[[BaseException], T]) -> T:
+        """A write whose result the caller needs, waited for at most `wait_s`; `fallback(reason)` otherwise."""
+        try:
+            future = self._queue(work)
+        except sqlite3.Error as exc:
+            _store_failed(self.path, exc)
+            return fallback(exc)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.wait_s)  # type: ignore[return-value]
+        except (asyncio.TimeoutError, TimeoutError):
+            slow = _Slow(round(self.wait_s * 1000), "a write, which goes on in the background")
+            _store_failed(self.path, slow)
+            return fallback(slow)
+        except sqlite3.Error as exc:
+            _store_failed(self.path, exc)
+            return fallback(exc)
+
+    async def update(self, engine: str, change: Change, keep_s: float) -> CooldownEntry:
+        def work(db):
+            now = self.clock()
+            db.execute("DELETE FROM cooldowns WHERE written < ?", (now - keep_s,))
+            row = db.execute("SELECT until, failures, status, detail FROM cooldowns WHERE engine = ?",
+                             (engine,)).fetchone()
+            entry = change(CooldownEntry(*row) if row else None)
+            db.execute("INSERT OR REPLACE INTO cooldowns VALUES (?, ?, ?, ?, ?, ?)",
+                       (engine, entry.until, entry.failures, entry.status, entry.detail, now))
+            return entry
+
+        with self._lock:
+            known = self._known(engine)
+        # Unrecorded (or not yet): the caller still learns the window it would have had.
+        return await self._answer(work, lambda reason: change(known))
+
     async def spend(self, engine: str, per_minute: int) -> bool:
-        def work():
+        def work(db):
             window = _window(self.clock())
-            with self._transaction() as db:
-                db.execute("DELETE FROM budget WHERE window < ?", (window,))
-                # The increment and the check are one statement: two processes cannot both take the last slot.
-                cursor = db.execute(
-                    "INSERT INTO budget VALUES (?, ?, 1) ON CONFLICT (engine, window) DO UPDATE SET used = used + 1 "
-                    "WHERE used < ?", (engine, window, per_minute))
-                return cursor.rowcount == 1
-        return await self._run(work)
+            db.execute("DELETE FROM budget WHERE window < ?", (window,))
+            # The increment and the check are one statement: two processes cannot both take the last slot.
+            cursor = db.execute(
+                "INSERT INTO budget VALUES (?, ?, 1) ON CONFLICT (engine, window) DO UPDATE SET used = used + 1 "
+                "WHERE used < ?", (engine, window, per_minute))
+            return cursor.rowcount == 1
+        return await self._answer(work, lambda reason: True)
+
+    async def flush(self) -> None:
+        """Wait until every write queued so far is committed (or has failed)."""
+        if not self._closed:
+            await asyncio.shield(self._queue(lambda db: None))
+
+    # ----- closing -----
+    def _stop(self) -> None:
+        """Commit what is queued, stop the writer and close every connection (from any thread)."""
+        self._closed = True
+        self._finalizer()
 
     def close_at_exit(self) -> None:
-        """Close from outside any event loop (interpreter exit); the store's thread is idle by then."""
-        if not self._closed:
-            self._closed = True
-            self._db.close()
-            self._thread.shutdown(wait=False)
+        """Close from outside any event loop (interpreter exit): queued writes are committed first."""
+        self._stop()
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        try:
-            await self._run(self._db.close)
-        except RuntimeError:  # no running loop: close from here
-            self._db.close()
-        self._closed = True
-        self._thread.shutdown(wait=False)
+        if not self._closed:
+            await asyncio.to_thread(self._stop)
 
 
 class RedisUnavailable(Exception):
@@ -349,22 +611,18 @@ class RedisState:
         self.url = url
         self.prefix = prefix
         self.warnings: list[str] = []
-        self._redis = None
-        self._loop = None
-        self._closer: LoopBound | None = None
+        # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its
+        # own client, closed when its loop ends (LoopBound) or at close().
+        self._clients: PerLoop[tuple[object, LoopBound]] = PerLoop(self._connect)
 
-    def _client(self):
-        # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its own,
-        # and each is closed when its loop ends (LoopBound) or at close().
+    def _connect(self) -> tuple[object, LoopBound]:
         import redis.asyncio as redis
 
-        loop = asyncio.get_running_loop()
-        if self._redis is None or self._loop is not loop:
-            client = redis.Redis.from_url(self.url, socket_timeout=1.0, socket_connect_timeout=1.0,
-                                          decode_responses=True)
-            self._redis, self._loop = client, loop
-            self._closer = LoopBound(functools.partial(_close_quietly, client))
-        return self._redis
+        client = redis.Redis.from_url(self.url, socket_timeout=1.0, socket_connect_timeout=1.0, decode_responses=True)
+        return client, LoopBound(functools.partial(_close_quietly, client))
+
+    def _client(self):
+        return self._clients.get()[0]
 
     async def _call(self, name: str, *args, **kwargs):
         import redis
@@ -438,9 +696,10 @@ class RedisState:
         return used <= per_minute
 
     async def close(self) -> None:
-        closer, self._closer, self._redis = self._closer, None, None
-        if closer is not None and self._loop is asyncio.get_running_loop():
-            await closer.close()
+        current = self._clients.current()
+        self._clients.forget()
+        if current is not None:  # a client of another loop was closed by that loop's end
+            await current[1].close()
 
 
 async def _close_quietly(client) -> None:
@@ -529,7 +788,7 @@ def state_path(settings: Settings) -> Path:
 def embedded_state(settings: Settings) -> State:
     path = state_path(settings)
     try:
-        return SqliteState(path)
+        return SqliteState(path, wait_s=settings.state_wait_ms / 1000)
     except (sqlite3.Error, OSError) as exc:
         message = f"state store {path} unusable ({type(exc).__name__}: {exc}); using in-memory state"
         log.warning("%s", message)

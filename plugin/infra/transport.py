@@ -21,7 +21,7 @@ import aiohttp
 from engines.base import Headers, Request, Response
 from plugin.infra.admission import OVERLOADED, Admission, EngineClock, Overloaded
 from plugin.infra.charset import decode_body
-from plugin.infra.lifecycle import LoopBound
+from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.egress import SOCKS_SCHEMES, choose_proxy, identity_headers
 from plugin.infra.logs import get_logger
 from plugin.infra.secrets import mask_url, redact, url_secrets
@@ -37,15 +37,18 @@ class TransportError(Exception):
     """An exchange that produced no usable response. `kind` is a status: timeout, error, or skipped
     (not admitted: `overloaded`). `reason` says more where a caller needs to tell failures apart
     ("unreachable": DNS or connection failure, which may be our own network's fault, not the engine's;
-    "too_large": over the size cap). `cause` is the OS error of a failed connection (a page read's
-    resolver refusing a private address, for one)."""
+    "too_large": over the size cap). `proxy` (masked) is set when what could not be connected to was
+    our proxy (HTTP or SOCKS): our way out is down, never the engine's fault. `cause` is the OS error of
+    a failed connection (a page read's resolver refusing a private address, for one)."""
 
-    def __init__(self, kind: str, detail: str, *, reason: str = "", cause: BaseException | None = None):
+    def __init__(self, kind: str, detail: str, *, reason: str = "", cause: BaseException | None = None,
+                 proxy: str | None = None):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.reason = reason
         self.cause = cause
+        self.proxy = proxy
 
 
 
@@ -118,6 +121,17 @@ def _take_cookies(jar: dict[str, str], responses) -> None:
                 jar[name] = morsel.value
 
 
+class _Sessions:
+    """The HTTP sessions of one event loop: the pool, one per SOCKS proxy (SOCKS works at the connector),
+    and what closes them when that loop ends."""
+
+    def __init__(self) -> None:
+        self.pool: aiohttp.ClientSession | None = None
+        self.proxied: aiohttp.ClientSession | None = None  # HTTP proxies of page reads (see Transport)
+        self.socks: dict[str, aiohttp.ClientSession] = {}
+        self.closers: list[LoopBound] = []
+
+
 class Transport:
     def __init__(self, settings: Settings, *, resolver: aiohttp.abc.AbstractResolver | None = None,
                  proxy_resolver: aiohttp.abc.AbstractResolver | None = None):
@@ -129,12 +143,7 @@ class Transport:
         self.settings = settings
         self._resolver = resolver
         self._proxy_resolver = proxy_resolver
-        self._session: aiohttp.ClientSession | None = None
-        self._proxied_session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        # SOCKS proxies work at the connector, so each one gets a session of its own.
-        self._socks_sessions: dict[str, aiohttp.ClientSession] = {}
-        self._closers: list[LoopBound] = []
+        self._sessions: PerLoop[_Sessions] = PerLoop(_Sessions)
         self.admission = Admission(settings)
 
     def _ssl(self):
@@ -146,7 +155,7 @@ class Transport:
         context.load_verify_locations(cafile=str(self.settings.ca_file))
         return context
 
-    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
+    def _new_session(self, sessions: _Sessions, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         session = aiohttp.ClientSession(
             connector=connector,
             # No shared jar: cookies travel per exchange (see the module docstring).
@@ -159,7 +168,7 @@ class Transport:
             trust_env=False,
         )
         # A session made by asyncio.run(search(...)) is closed by that asyncio.run.
-        self._closers.append(LoopBound(session.close))
+        sessions.closers.append(LoopBound(session.close))
         return session
 
     def _connector(self, resolver: aiohttp.abc.AbstractResolver | None) -> aiohttp.TCPConnector:
@@ -169,22 +178,20 @@ class Transport:
                                     ssl=self._ssl(), **({"resolver": resolver} if resolver is not None else {}))
 
     def _get_session(self, proxy: str | None = None) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            self._closers = []  # those of another loop close with it
-            self._session = self._new_session(self._connector(self._resolver))
-            self._proxied_session = None
-            self._socks_sessions = {}
-            self._loop = loop
+        sessions = self._sessions.get()  # those of another loop close with it
+        if sessions.pool is None or sessions.pool.closed:
+            sessions.pool = self._new_session(sessions, self._connector(self._resolver))
+            sessions.proxied = None
+            sessions.socks = {}
         if proxy is None:
-            return self._session
+            return sessions.pool
         if urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
             if self._resolver is None or self._proxy_resolver is None:
-                return self._session
-            if self._proxied_session is None or self._proxied_session.closed:
-                self._proxied_session = self._new_session(self._connector(self._proxy_resolver))
-            return self._proxied_session
-        session = self._socks_sessions.get(proxy)
+                return sessions.pool
+            if sessions.proxied is None or sessions.proxied.closed:
+                sessions.proxied = self._new_session(sessions, self._connector(self._proxy_resolver))
+            return sessions.proxied
+        session = sessions.socks.get(proxy)
         if session is None or session.closed:
             try:
                 from aiohttp_socks import ProxyConnector
@@ -196,18 +203,22 @@ class Transport:
             connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
                                                 limit=self.settings.pool_limit,
                                                 limit_per_host=0, ssl=self._ssl())
-            session = self._new_session(connector)
-            self._socks_sessions[proxy] = session
+            session = self._new_session(sessions, connector)
+            sessions.socks[proxy] = session
         return session
 
+    @property
+    def pool(self) -> aiohttp.ClientSession | None:
+        """The running loop's pooled session, if one was opened."""
+        sessions = self._sessions.current()
+        return sessions.pool if sessions is not None else None
+
     async def close(self) -> None:
-        closers, self._closers = self._closers, []
-        self._session = None
-        self._proxied_session = None
-        self._socks_sessions = {}
+        sessions = self._sessions.current()
+        self._sessions.forget()
         # Sessions of another loop are closed by that loop's end (or already were).
-        if self._loop is asyncio.get_running_loop():
-            for closer in closers:
+        if sessions is not None:
+            for closer in sessions.closers:
                 await closer.close()
 
     async def fetch(self, request: Request, engine: str, clock: EngineClock,
@@ -248,8 +259,8 @@ class Transport:
             "allow_redirects": follow_redirects,
             "max_redirects": self.settings.max_redirects,
         }
-        if proxy is not None and session is not self._socks_sessions.get(proxy):  # SOCKS: in the connector
-            kwargs["proxy"] = proxy
+        if proxy is not None and urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
+            kwargs["proxy"] = proxy  # an HTTP(S) proxy goes per request; a SOCKS one is its session's connector
         if request.form is not None:
             kwargs["data"] = list(request.form)
         elif request.json is not None:
@@ -288,7 +299,8 @@ class Transport:
                                                  secrets)[:200]) from None
         except aiohttp.ClientProxyConnectionError as exc:  # our way out is down: not the engine's fault
             raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} unreachable: {exc.os_error or exc}",
-                                                 secrets)[:200], reason="unreachable") from None
+                                                 secrets)[:200], reason="unreachable",
+                                 proxy=mask_url(proxy or "")) from None
         except aiohttp.ClientHttpProxyError as exc:
             raise TransportError("error", redact(f"proxy {mask_url(proxy or '')} refused the request: HTTP "
                                                  f"{exc.status} {exc.message}", secrets)[:200]) from None
@@ -304,7 +316,10 @@ class Transport:
         except Exception as exc:
             if proxy is None or type(exc).__module__.split(".")[0] not in ("python_socks", "aiohttp_socks"):
                 raise
-            # SOCKS failures (refused, bad credentials, unreachable target) are the SOCKS library's own.
+            if type(exc).__name__ == "ProxyConnectionError":  # the SOCKS proxy itself could not be connected to
+                raise TransportError("error", redact(f"proxy {mask_url(proxy)} unreachable: {exc}", secrets)[:200],
+                                     reason="unreachable", proxy=mask_url(proxy)) from None
+            # Other SOCKS failures (bad credentials, a target the proxy cannot reach) are the SOCKS library's own.
             raise TransportError("error", redact(f"proxy {mask_url(proxy)} failed: {type(exc).__name__}: {exc}",
                                                  secrets)[:200]) from None
         if _textual(headers.get("content-type", "")):

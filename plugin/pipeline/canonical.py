@@ -14,6 +14,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from yarl import URL
 
+from engines.hosts import host_of as url_host, parsed_host
 from engines.redirects import unwrap
 from plugin.infra import memo
 from plugin.pipeline.suffixes import registrable
@@ -56,8 +57,7 @@ def parse_url(url: str) -> URL | None:
 
 
 def host_of(url: str) -> str:
-    """The host of `url`, lower-case and ASCII (IDNA 2008 for international names: straße.de stays
-    xn--strae-oqa.de, never strasse.de), without brackets or a trailing dot; "" when there is none."""
+    """The host of `url` by the one rule (engines.hosts.host_of), remembered for the URLs seen lately."""
     if not url or not isinstance(url, str):
         return ""
     return _host_of(url)
@@ -66,12 +66,7 @@ def host_of(url: str) -> str:
 @memo.register
 @functools.lru_cache(maxsize=_CACHED)
 def _host_of(url: str) -> str:
-    parsed = parse_url(url)
-    return _host(parsed) if parsed is not None else ""
-
-
-def _host(parsed: URL) -> str:
-    return (parsed.raw_host or "").lower().rstrip(".")
+    return url_host(url)
 
 
 def _escape_invalid(part: str) -> str:
@@ -98,7 +93,7 @@ def _canonical_url(url: str) -> str | None:
     if parsed is None or parsed.scheme.lower() not in _DEFAULT_PORTS:
         return None
     scheme = parsed.scheme.lower()
-    host = _host(parsed)
+    host = parsed_host(parsed)
     # A host is a name with a dot, localhost, or an IPv6 literal (yarl gives it unbracketed, with colons).
     if not host or any(ch in host for ch in " <>\"'\\") or "." not in host and ":" not in host \
             and host != "localhost":

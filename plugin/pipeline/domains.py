@@ -12,12 +12,12 @@ from typing import Iterable
 
 import idna
 
+from engines.hosts import HOST_LABEL
 from engines.redirects import unwrap
 from plugin.errors import INVALID_PARAMETER, SearchError
 from plugin.pipeline.canonical import host_of
 
 MAX_DOMAINS = 100  # per list; more is a mistake (or an attempt to make every row cost a long scan)
-_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 _TLD = re.compile(r"^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$")
 
 
@@ -38,7 +38,7 @@ def ascii_domain(raw: str) -> str | None:
     labels = encoded.split(".")
     if len(labels) < 2 or len(encoded) > 253:
         return None
-    if not all(_LABEL.match(label) for label in labels) or not _TLD.match(labels[-1]):
+    if not all(HOST_LABEL.fullmatch(label) for label in labels) or not _TLD.match(labels[-1]):
         return None
     return encoded
 

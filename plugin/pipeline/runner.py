@@ -10,7 +10,8 @@ request is out, not while the request waits for admission (queue time, reported 
 
 A failure's cooldown is measured from when its request started (in-flight failures of one episode do
 not escalate, plugin.infra.cooldown), and a connection failure waits for the search's verdict on
-whether the machine is offline before it benches anything (`conclude`).
+whether the machine is offline before it benches anything (`conclude`). A proxy of ours that cannot be
+connected to never benches an engine.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class EngineRun:
     queue_ms: int | None = None
     retry_after: float | None = None
     unreachable: bool = False  # failed to connect at all (DNS, refused, no route)
+    proxy_down: str | None = None  # our proxy (masked URL) could not be connected to: never the engine's fault
     cached: bool = False  # the answer came from the answer cache
     ours: bool = False  # our failure (a parser crash, a bug): never benches the engine
 
@@ -128,22 +130,26 @@ class EngineRunner:
         if missing:  # asking anyway would repeat its page 1 (or waste a request)
             return EngineRun(engine, tier, "skipped", detail=missing)
         upstream = self.settings.upstream(engine.name)
-        if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
-            answer = await self.answers.get(engine, plan.operators.text, options)
-            if answer is not None:
-                return self.from_cache(engine, tier, answer, plan)
-        entry = None if plan.ignore_cooldowns else await self.cooldowns.active(upstream)
-        if entry is not None:
-            left = max(0, entry.until - self.cooldowns.clock())
-            return EngineRun(engine, tier, "cooldown",
-                             detail=f"cooling down for {left:.0f}s more after {entry.status} (failure {entry.failures})")
-        # Budgets spare the engines' own servers; a mirror, proxy or stand-in behind an endpoint override
-        # has a budget only when one is set for it by its upstream key ("bing@http://host:port").
-        budget = self.settings.budget_per_minute.get(upstream)
-        if budget and not await self.state.spend(upstream, budget):
-            return EngineRun(engine, tier, "skipped",
-                             detail=f"request budget of {budget} searches/minute used up ({self.state.backend} store)")
         clock = clock or self.clock()
+        # What the store says (a cached answer, a cooldown, the budget) is waited for on our side: queue
+        # time, during which the search's clock stands still, so a slow store never makes an engine late
+        # (and the store bounds each read: a slow one is a miss).
+        async with clock.waiting():
+            if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
+                answer = await self.answers.get(engine, plan.operators.text, options)
+                if answer is not None:
+                    return self.from_cache(engine, tier, answer, plan)
+            entry = None if plan.ignore_cooldowns else await self.cooldowns.active(upstream)
+            if entry is not None:
+                left = max(0, entry.until - self.cooldowns.clock())
+                return EngineRun(engine, tier, "cooldown", detail=f"cooling down for {left:.0f}s more after "
+                                                                  f"{entry.status} (failure {entry.failures})")
+            # Budgets spare the engines' own servers; a mirror, proxy or stand-in behind an endpoint override
+            # has a budget only when one is set for it by its upstream key ("bing@http://host:port").
+            budget = self.settings.budget_per_minute.get(upstream)
+            if budget and not await self.state.spend(upstream, budget):
+                return EngineRun(engine, tier, "skipped", detail=f"request budget of {budget} searches/minute "
+                                                                 f"used up ({self.state.backend} store)")
         sent_at = self.cooldowns.clock()  # on the policy's clock: which failure episode this request is in
         run = EngineRun(engine, tier, "error")
         try:
@@ -156,7 +162,8 @@ class EngineRunner:
             if plan.answer_cache != "off" and self.answers.enabled:
                 await self.answers.put(engine, plan.operators.text, options, answer)  # failures are not kept
         except TransportError as exc:
-            run = EngineRun(engine, tier, exc.kind, detail=exc.detail, unreachable=exc.reason == "unreachable")
+            run = EngineRun(engine, tier, exc.kind, detail=exc.detail, proxy_down=exc.proxy,
+                            unreachable=exc.reason == "unreachable" and exc.proxy is None)
         except (asyncio.TimeoutError, TimeoutError):
             run = EngineRun(engine, tier, "timeout", detail=f"no complete answer within {self.settings.timeout_ms} ms")
         except Exception as exc:  # a bug of ours must not fail the search
@@ -170,10 +177,10 @@ class EngineRunner:
             run.detail = "; ".join(([run.detail] if run.detail else []) + notes)
         # Redact before cutting, so a key split by the cut cannot leak half of itself.
         run.detail = redact(run.detail, self.secrets)[:300]
-        if not run.unreachable and run.status not in ("timeout", "skipped"):
+        if not (run.unreachable or run.proxy_down) and run.status not in ("timeout", "skipped"):
             await plan.network.reached_server()  # something answered: connection failures are the engines'
-        if run.ours:
-            pass  # the engine answered; what failed was ours, and benching the engine would not fix it
+        if run.ours or run.proxy_down:
+            pass  # what failed was ours (a parser crash, our proxy down): benching the engine would not fix it
         elif run.status in FAILURE_STATUSES:
             record = functools.partial(self.cooldowns.failure, upstream, run.status, run.retry_after, run.detail,
                                        started=sent_at)
@@ -190,21 +197,35 @@ class EngineRunner:
         return (detail + "; " if detail else "") + f"cooling down {left:.0f}s"
 
     async def conclude(self, plan: SearchPlan, runs: list[EngineRun]) -> list[str]:
-        """End of the search's own engine runs: offline (every engine tried failed to connect, at least two
-        tried) drops the held connection failures unbenched and returns the warning to show; otherwise
-        the held failures bench their engines now (and later failures at once)."""
+        """End of the search's own engine runs, and the warnings to show for the network. Offline (every
+        engine tried, one or many, failed to connect, directly or to our proxy, and none connected) drops
+        the held connection failures unbenched; otherwise the held failures bench their engines now (and
+        later failures at once). A proxy that could not be connected to is named, and benches nothing."""
         network = plan.network
         network.concluded = True
         tried = [run for run in runs
                  if run.status in FAILURE_STATUSES or run.status in ANSWERED_STATUSES or run.status == "late"]
-        if not network.reached and len(tried) >= 2 and all(run.unreachable for run in tried):
+        warnings = proxy_warnings(tried)
+        if (not network.reached and any(run.unreachable for run in tried)
+                and all(run.unreachable or run.proxy_down for run in tried)):
             network.held.clear()
             for run in tried:
-                run.detail = f"{OFFLINE_DETAIL} ({run.detail})" if run.detail else OFFLINE_DETAIL
-            return [OFFLINE_WARNING]
+                if run.unreachable:
+                    run.detail = f"{OFFLINE_DETAIL} ({run.detail})" if run.detail else OFFLINE_DETAIL
+            return [OFFLINE_WARNING, *warnings]
         await network.flush()
         for run in runs:  # held failures benched since: say so in their reports
             entry = network.benched.get(run.engine.name)
             if run.unreachable and entry is not None and "cooling down" not in run.detail:
                 run.detail = self._with_window(run.detail, entry)
-        return []
+        return warnings
+
+
+def proxy_warnings(runs: list[EngineRun]) -> list[str]:
+    """One warning per proxy that could not be connected to, naming the engines that went through it."""
+    engines: dict[str, list[str]] = {}
+    for run in runs:
+        if run.proxy_down:
+            engines.setdefault(run.proxy_down, []).append(run.engine.name)
+    return [f"proxy unreachable: {proxy} could not be connected to ({', '.join(names)}); no engine was benched "
+            f"for it" for proxy, names in engines.items()]

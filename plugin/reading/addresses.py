@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from engines.hosts import HOST_LABEL
 from plugin.errors import INVALID_URL, PRIVATE_ADDRESS, FetchError
 
 MAX_URL_CHARS = 4096
-_LABEL = re.compile(r"[a-z0-9_][a-z0-9_-]{0,62}", re.I)
 # Every private_address refusal says how an operator lifts it (a model cannot; the person running it can).
 PRIVATE_OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1 lets page reads reach private addresses"
 
@@ -101,7 +101,7 @@ def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool]
             ascii_host = host if host.isascii() else host.encode("idna").decode("ascii")
         except UnicodeError:
             ascii_host = ""
-        if len(ascii_host) > 253 or not all(_LABEL.fullmatch(label) for label in ascii_host.split(".")):
+        if len(ascii_host) > 253 or not all(HOST_LABEL.fullmatch(label) for label in ascii_host.split(".")):
             raise FetchError(INVALID_URL, f"host {host[:80]!r} is not a valid domain name")
     target = Target(url=url, scheme=scheme, host=host, port=port or (443 if scheme == "https" else 80))
     if not allow_private:

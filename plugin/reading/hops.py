@@ -5,7 +5,10 @@ connection through the guarded resolver (no name resolving to a private address)
 cannot redirect a read into the local network. Through a proxy, the hop's name is resolved and checked
 before the hop is handed over; the proxy's own name is not (the operator chose it, and it often lives
 in the private network). At most `max_redirects` hops (5 by default). Reads of one host wait their
-turn: at most `fetch_host_concurrency` at once, their starts at least `fetch_host_interval_ms` apart.
+turn: at most `fetch_host_concurrency` at once, their starts at least `fetch_host_interval_ms` apart
+(a `Lane` of plugin.infra.admission). That wait is the read's queue time: reported (`queue_ms`), bounded
+by the caller's overall deadline, never the page's `timeout` (`fetch_timeout_ms` is the page's own time,
+spent while a request is out); a read whose deadline passes while it waits is `overloaded`.
 
 Cookies: the transport keeps no jar, so a read keeps its own (`ReadCookies`): a cookie a hop's response
 sets is sent on the following hops of the same read to the same host (sites that set a cookie and
@@ -18,15 +21,14 @@ engines. Identity: `fetch_user_agent` when set, else the global `user_agent`, el
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
 from typing import Awaitable, Callable
 from urllib.parse import urljoin
 
 from aiohttp.abc import AbstractResolver
 
 from engines.base import Request, Response
-from plugin.errors import HTTP_ERROR, PRIVATE_ADDRESS, TIMEOUT, TOO_LARGE, FetchError
-from plugin.infra.admission import EngineClock
+from plugin.errors import HTTP_ERROR, OVERLOADED, PRIVATE_ADDRESS, TIMEOUT, TOO_LARGE, FetchError
+from plugin.infra.admission import EngineClock, Lane, Lanes, Overloaded, turn
 from plugin.infra.egress import choose_proxy
 from plugin.infra.transport import Transport, TransportError
 from plugin.reading.addresses import (GuardedResolver, PrivateAddressRefused, Target, check_url, private_address,
@@ -35,7 +37,7 @@ from plugin.settings import SECRET_HEADER, Settings
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # The transport's name for page reads: their admission lane (upstream_concurrency at once, all hosts
-# together, beside _HostTurns per host), no endpoint override, the global proxy if one is set.
+# together, beside the lane of each host), no endpoint override, the global proxy if one is set.
 PAGE_UPSTREAM = "page"
 ACCEPT = ("text/html,application/xhtml+xml,application/pdf;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,"
           "application/json;q=0.8,*/*;q=0.5")
@@ -43,32 +45,6 @@ ACCEPT = ("text/html,application/xhtml+xml,application/pdf;q=0.9,text/markdown;q
 
 class TooManyRedirects(FetchError):
     pass
-
-
-class _HostTurns:
-    """Politeness for one host: a bounded number of reads at once, starts spaced out."""
-
-    def __init__(self, concurrency: int, interval_s: float):
-        self.slots = asyncio.Semaphore(concurrency)
-        self.interval_s = interval_s
-        self.next_start = 0.0
-
-    @asynccontextmanager
-    async def turn(self, deadline: float):
-        loop = asyncio.get_running_loop()
-        async with asyncio.timeout_at(deadline):
-            await self.slots.acquire()
-        try:
-            now = loop.time()
-            start = max(now, self.next_start)
-            self.next_start = start + self.interval_s
-            if start > now:
-                if start >= deadline:
-                    raise TransportError("timeout", "the deadline passed while waiting for a turn at this host")
-                await asyncio.sleep(start - now)
-            yield
-        finally:
-            self.slots.release()
 
 
 def page_user_agent(settings: Settings) -> str:
@@ -126,8 +102,9 @@ class PageClient:
         # handed to it, in _check_behind_proxy).
         self.transport = Transport(page_settings(settings), resolver=self.guard, proxy_resolver=self.guard.inner)
         self.user_agent = page_user_agent(settings)
-        self._turns: dict[str, _HostTurns] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # Politeness per host: the admission module's lanes (fetch_host_concurrency at once, starts
+        # fetch_host_interval_ms apart); waiting for a turn is the read's queue time, not the page's.
+        self.hosts = Lanes(lambda host: Lane(settings.fetch_host_concurrency, settings.fetch_host_interval_ms / 1000))
         self.requests = 0  # exchanges made, every hop and robots.txt included (for tests and benchmarks)
 
     async def close(self) -> None:
@@ -136,30 +113,28 @@ class PageClient:
     def check(self, url: object) -> Target:
         return check_url(url, allow_private=self.settings.allow_private_hosts, public=self.public)
 
-    def _turns_for(self, host: str) -> _HostTurns:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:  # semaphores belong to one event loop
-            self._turns.clear()
-            self._loop = loop
-        turns = self._turns.get(host)
-        if turns is None:
-            if len(self._turns) > 1024:
-                self._turns.clear()
-            turns = self._turns[host] = _HostTurns(self.settings.fetch_host_concurrency,
-                                                   self.settings.fetch_host_interval_ms / 1000)
-        return turns
+    def read_clock(self, deadline: float) -> EngineClock:
+        """One read's time: the page's own (`fetch_timeout_ms`, spent only while a request is out) and the
+        time it waits for its turn (queue time: at most `admission_wait_ms`, and never past the caller's
+        overall `deadline`)."""
+        now = asyncio.get_running_loop().time()
+        wait = min(deadline - now, self.settings.admission_wait_ms / 1000)
+        return EngineClock(self.settings.fetch_timeout_ms / 1000, max(0.0, wait))
 
     async def get(self, url: str, deadline: float, *,
-                  before_hop: Callable[[Target, float], Awaitable[None]] | None = None) -> Response:
-        """The final response for `url` (any status), redirects followed and checked hop by hop;
-        `before_hop` (the robots.txt check) may refuse a hop by raising."""
+                  before_hop: Callable[[Target, float], Awaitable[None]] | None = None,
+                  clock: EngineClock | None = None) -> Response:
+        """The final response for `url` (any status), redirects followed and checked hop by hop, by
+        `deadline` (the caller's, queue time included); `before_hop` (the robots.txt check) may refuse a
+        hop by raising. `clock` (`read_clock`) keeps the read's page time and queue time."""
+        clock = clock or self.read_clock(deadline)
         target = self.check(url)
         limit = self.settings.max_redirects
         cookies = ReadCookies()  # this read's own: never shared with another read or an engine
         for hop in range(limit + 1):
             if before_hop is not None:
                 await before_hop(target, deadline)
-            response = await self._exchange(target, deadline, cookies)
+            response = await self._exchange(target, deadline, cookies, clock)
             location = response.headers.get("location")
             if response.status not in REDIRECTS or not location:
                 return response
@@ -177,33 +152,46 @@ class PageClient:
         raise TooManyRedirects(HTTP_ERROR, f"more than {limit} redirects, the last to {target.url[:200]}",
                                status=response.status, url=target.url[:500])
 
-    async def _exchange(self, target: Target, deadline: float, cookies: ReadCookies) -> Response:
+    async def _exchange(self, target: Target, deadline: float, cookies: ReadCookies, clock: EngineClock) -> Response:
         request = Request("GET", target.url, headers={
             "User-Agent": self.user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate",
             "Accept-Language": "en;q=0.9, *;q=0.5"})
+        asked = False  # the turn was had: from here on a timeout is the page's
         try:
-            async with self._turns_for(target.host).turn(deadline):
-                await self._check_behind_proxy(target, deadline)
-                self.requests += 1
-                # The transport's clock counts only time with the request out; the read's one deadline
-                # covers waiting for admission too.
-                remaining = deadline - asyncio.get_running_loop().time()
-                if remaining <= 0:
-                    raise TransportError("timeout", "the deadline passed before the request was sent")
-                sent = cookies.for_hop(target)
-                jar = dict(sent)
-                async with asyncio.timeout_at(deadline):
-                    response = await self.transport.fetch(request, PAGE_UPSTREAM, EngineClock(remaining, remaining),
-                                                          jar, follow_redirects=False, any_content_type=True)
-                cookies.after_hop(target, sent, jar)
-                return response
+            # The caller's deadline covers everything; the page's own time (the clock's) runs only while a
+            # request is out, so waiting for a turn at the host or for admission is never the page's timeout.
+            async with asyncio.timeout_at(deadline):
+                async with turn([self.hosts.get(target.host)], clock):
+                    asked = True
+                    await self._check_behind_proxy(target, deadline)
+                    self.requests += 1
+                    sent = cookies.for_hop(target)
+                    jar = dict(sent)
+                    response = await self.transport.fetch(request, PAGE_UPSTREAM, clock, jar, follow_redirects=False,
+                                                          any_content_type=True)
+                    cookies.after_hop(target, sent, jar)
+                    return response
+        except Overloaded:
+            raise self.queued_too_long(target, clock) from None
         except (asyncio.TimeoutError, TimeoutError):
+            if not asked:  # the deadline passed while the read waited its turn: our load, not the page
+                raise self.queued_too_long(target, clock) from None
             raise FetchError(TIMEOUT, f"{target.host}: no complete answer within the deadline",
                              url=target.url[:500]) from None
         except TransportError as exc:
+            if exc.kind == "skipped":  # not admitted in time (too many reads out): our load too
+                raise self.queued_too_long(target, clock) from None
             raise as_fetch_error(exc, target) from None
         except PrivateAddressRefused as exc:
             raise private_address(str(exc), url=target.url[:500]) from None
+
+    def queued_too_long(self, target: Target, clock: EngineClock) -> FetchError:
+        settings = self.settings
+        return FetchError(OVERLOADED, f"{target.host}: waited {clock.queue_ms()} ms for a turn (at most "
+                                      f"{settings.fetch_host_concurrency} reads of one host at once, started "
+                                      f"{settings.fetch_host_interval_ms} ms apart) and the read's deadline passed "
+                                      "before the page was asked; nothing is wrong with the page: try again later",
+                          url=target.url[:500], queue_ms=clock.queue_ms())
 
 
     async def _check_behind_proxy(self, target: Target, deadline: float) -> None:
@@ -228,7 +216,9 @@ class PageClient:
 def as_fetch_error(exc: TransportError, target: Target) -> FetchError:
     if isinstance(exc.cause, PrivateAddressRefused):
         return private_address(str(exc.cause), url=target.url[:500])
-    if exc.kind in ("timeout", "skipped"):  # skipped: not admitted before the deadline (too many reads out)
+    if exc.kind == "skipped":  # not admitted before the deadline (too many reads out): our load
+        return FetchError(OVERLOADED, f"{target.host}: {exc.detail}", url=target.url[:500])
+    if exc.kind == "timeout":
         return FetchError(TIMEOUT, f"{target.host}: {exc.detail}", url=target.url[:500])
     if exc.reason == "too_large":
         return FetchError(TOO_LARGE, f"{target.host}: {exc.detail}", url=target.url[:500])

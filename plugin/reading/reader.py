@@ -19,6 +19,7 @@ from typing import Callable
 from aiohttp.abc import AbstractResolver
 
 from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
+from plugin.infra.admission import EngineClock
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
@@ -112,7 +113,10 @@ class Reader:
         await self.close()
 
     def deadline(self) -> float:
-        return asyncio.get_running_loop().time() + self.settings.fetch_timeout_ms / 1000
+        """A read's overall deadline: the page's own time (`fetch_timeout_ms`) plus the longest it may wait
+        for its turn at the host and for admission (`admission_wait_ms`), which is ours, not the page's."""
+        settings = self.settings
+        return asyncio.get_running_loop().time() + (settings.fetch_timeout_ms + settings.admission_wait_ms) / 1000
 
     async def fetch(self, url: object, *, max_chars: object = None, offset: object = 0, format: object = "markdown",
                     ignore_robots: bool = False, query: object = None, passages: object = None,
@@ -126,8 +130,10 @@ class Reader:
         chars, start, fmt = check_fetch_args(max_chars, offset, format, self.settings.fetch_max_chars)
         focus = check_focus(query, passages, max_tokens, self.settings, error=FetchError)
         target = self.client.check(url)
+        deadline = self.deadline()
+        clock = self.client.read_clock(deadline)
         document, cached = await self.document(target.url, markdown=fmt == "markdown", ignore_robots=ignore_robots,
-                                               deadline=self.deadline())
+                                               deadline=deadline, clock=clock)
         piece, next_offset = slice_text(document.content, start, chars)
         warnings = list(document.warnings)
         if start and start >= len(document.content):
@@ -137,7 +143,8 @@ class Reader:
             url=target.url, final_url=document.final_url, status=document.status, content_type=document.content_type,
             title=document.title, published=document.published, content=piece, offset=start,
             next_offset=next_offset, total_chars=len(document.content), truncated=next_offset is not None,
-            cached=cached, elapsed_ms=int((time.perf_counter() - started) * 1000), warnings=warnings)
+            cached=cached, elapsed_ms=int((time.perf_counter() - started) * 1000), queue_ms=clock.queue_ms(),
+            warnings=warnings)
         if focus is None:
             return response
         response = focus_fetch(response, document.content, focus, self.settings, markdown=fmt == "markdown",
@@ -147,9 +154,12 @@ class Reader:
     def cache_key(self, url: str, markdown: bool) -> str:
         return "page:" + hashlib.sha256(f"{'markdown' if markdown else 'text'}\n{url}".encode()).hexdigest()
 
-    async def document(self, url: str, *, markdown: bool, ignore_robots: bool, deadline: float) -> tuple[Document, bool]:
+    async def document(self, url: str, *, markdown: bool, ignore_robots: bool, deadline: float,
+                       clock: EngineClock | None = None) -> tuple[Document, bool]:
         """The whole text of the page at `url` (already checked), from the page cache when it is there;
-        (document, came from the cache)."""
+        (document, came from the cache). `deadline` is the caller's; `clock` (PageClient.read_clock)
+        keeps the page's own time and the read's queue time."""
+        clock = clock or self.client.read_clock(deadline)
         key = self.cache_key(url, markdown)
         use_cache = self.settings.fetch_cache_ttl_s > 0
         respect_robots = self.settings.fetch_robots and not ignore_robots
@@ -165,11 +175,12 @@ class Reader:
                 if respect_robots:  # the entry may come from a read a person let past robots.txt
                     await self._check_robots(url, cached.final_url, deadline)
                 return cached, True
-        response = await self.client.get(url, deadline, before_hop=self.robots.check if respect_robots else None)
+        response = await self.client.get(url, deadline, before_hop=self.robots.check if respect_robots else None,
+                                         clock=clock)
         if response.status >= 300:
             raise FetchError(HTTP_ERROR, f"the page answered HTTP {response.status}", status=response.status,
                              url=response.url[:500])
-        remaining = deadline - asyncio.get_running_loop().time()
+        remaining = min(deadline - asyncio.get_running_loop().time(), clock.remaining())  # the page's time left
         try:
             document = await asyncio.wait_for(
                 asyncio.to_thread(build_document, response, markdown=markdown, settings=self.settings),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from engines.base import Response
-from plugin.errors import BLOCKED_BY_ROBOTS, HTTP_ERROR, PRIVATE_ADDRESS, TIMEOUT, FetchError
+from plugin.errors import BLOCKED_BY_ROBOTS, HTTP_ERROR, OVERLOADED, PRIVATE_ADDRESS, TIMEOUT, FetchError
 from plugin.infra.state import State
 from plugin.infra.transport import TransportError
 from plugin.reading.addresses import Target
@@ -124,12 +124,13 @@ class RobotsPolicy:
         except FetchError as exc:
             if exc.code == PRIVATE_ADDRESS and exc.details.get("url") == url:
                 raise  # the site itself is out of reach: that, not robots.txt, is why it cannot be read
-            if exc.code == TIMEOUT or (exc.code == HTTP_ERROR and exc.details.get("status") is None):
+            # No answer (or none asked: our own queue was full): the page's error, never a robots verdict.
+            if exc.code in (TIMEOUT, OVERLOADED) or (exc.code == HTTP_ERROR and exc.details.get("status") is None):
                 raise SiteUnreachable(exc.code, exc.message[:200]) from None
             return RobotsRules("disallow_all", why=f"could not be fetched ({exc.code}: {exc.message[:120]})")
         except TransportError as exc:
-            raise SiteUnreachable(TIMEOUT if exc.kind in ("timeout", "skipped") else HTTP_ERROR,
-                                  exc.detail[:200]) from None
+            code = {"timeout": TIMEOUT, "skipped": OVERLOADED}.get(exc.kind, HTTP_ERROR)
+            raise SiteUnreachable(code, exc.detail[:200]) from None
         status = response.status
         if 200 <= status < 300:
             text = response.text or response.body[:MAX_ROBOTS_CHARS].decode("utf-8", "replace")

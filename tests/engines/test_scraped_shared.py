@@ -9,7 +9,8 @@ from conftest import FIXED_NOW
 from engines.base import Headers, Response, SearchOptions
 from engines.baidu import ENGINE as BAIDU
 from engines.markup import parse_html
-from engines.scraped import absolute_http, host_and_path, hostname
+from engines.hosts import host_of
+from engines.scraped import absolute_http, host_and_path
 from engines.so360 import ENGINE as SO360
 from engines.sogou import ENGINE as SOGOU
 
@@ -51,7 +52,7 @@ def test_url_helpers():
     assert host_and_path("https://WWW.Example.org") == ("www.example.org", "/")
     assert host_and_path("https://example.org/a/b?c") == ("example.org", "/a/b")
     assert host_and_path("http://[::1") == ("", "")  # unbalanced IPv6 bracket
-    assert hostname("https://Example.org/x") == "example.org"
+    assert host_of("https://Example.org/x") == "example.org"
     assert absolute_http("https://example.org/x") and absolute_http("http://example.org")
     assert not absolute_http("/relative") and not absolute_http("https://") and not absolute_http("ftp://example.org")
 
