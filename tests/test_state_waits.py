@@ -66,7 +66,10 @@ async def test_writes_never_hold_an_answer_and_survive_a_lock_longer_than_the_ol
     failed with "database is locked"): searches answer at once, the second from the answer the first
     cached (this store reads its own queued writes), and once the lock is gone every write is committed."""
     engine = await standins(page(bing_page(ROWS)))
-    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], cache_ttl_s=300, deadline_ms=500)
+    # Reads get 2 s (not the 250 ms default): a reader thread's first read on a loaded CI machine can take
+    # longer than that, and this test is about writes; the read bound has its own test.
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], cache_ttl_s=300, deadline_ms=500,
+                        state_wait_ms=2000)
     path = private_state / "state.sqlite3"
     async with Searcher(settings) as searcher:
         await searcher.state.flush()  # the file and its tables exist
