@@ -105,9 +105,10 @@ def is_authority(host: str, domain: str, intent: Intent, settings: Settings, *, 
     return within(host, [suffix.strip().lstrip(".").lower() for suffix in settings.authority_suffixes])
 
 
-def vote(slot: int, rrf_k: float) -> float:
-    """One engine's vote for the row in `slot`: 1.0 in the first slot, then fading as rrf_k sets."""
-    return (rrf_k + 1) / (rrf_k + slot)
+def vote(place: int, rrf_k: float) -> float:
+    """One engine's vote for the row at `place` in its list (before weight and trust): 1.0 for its first
+    row, then fading as rrf_k sets."""
+    return (rrf_k + 1) / (rrf_k + place)
 
 
 def freshness(when: date | None, now: datetime, days: float) -> float:
