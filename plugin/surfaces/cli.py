@@ -144,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
                        help="read even where robots.txt disallows it (a read a person asked for)")
     fetch.add_argument("--query", help="return the passages that best answer this question, with their offsets")
-    fetch.add_argument("--passages", metavar="K", help="how many passages with --query (default 5)")
+    fetch.add_argument("--passages", metavar="K", help="how many passages with --query (default: as many as fit in the "
+                       "fetch_passage_chars setting, 1,200 characters)")
     fetch.add_argument("--max-tokens", dest="max_tokens", metavar="N",
                        help="fit the answer in about N tokens; omitted says what was left out")
     fetch.add_argument("--json", action="store_true", help="print the FetchResponse as JSON")

@@ -140,7 +140,7 @@ class WebFetchArgs(BaseModel):
                                           "(whole sentences, best first, each with start/end offsets into the "
                                           "text) instead of a slice.")
     passages: int | None = Field(None, ge=1, le=50, description="How many passages to return with query "
-                                                                "(default 5).")
+                                                                "(default: as many as fit in 1,200 characters).")
     max_tokens: int | None = Field(None, ge=1, description="Fit the answer in about this many tokens (passages "
                                                            "or slice); `omitted` says what was left out and the "
                                                            "offset to read on from.")
