@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from plugin.bench.evaluation import METRICS  # noqa: E402
+from plugin.bench.evaluation import METRICS, below_floors  # noqa: E402
 from plugin.bench.lists import ListsError, load_lists  # noqa: E402
 from plugin.bench.lists import report as lists_report  # noqa: E402
 from plugin.bench.runner import every_engine_primary, record_query, replay_query, report  # noqa: E402
@@ -103,11 +103,10 @@ async def run_record(args: argparse.Namespace, settings: Settings) -> dict:
 
 
 def check_floors(result: dict, floors_path: Path) -> list[str]:
-    if "comparisons" in result:  # the lists bench
+    if "comparisons" in result:  # the lists bench: floors per system
         floors = json.loads(floors_path.read_text(encoding="utf-8"))["lists"]
-        return [f"{system} {metric} = {result['systems'].get(system, {}).get(metric)} is below the floor {floor}"
-                for system, values in floors.items() for metric, floor in values.items()
-                if (result["systems"].get(system, {}).get(metric) or 0) < floor]
+        return [failure for system, values in floors.items()
+                for failure in below_floors(result["systems"].get(system, {}), values, system)]
     floors = json.loads(floors_path.read_text(encoding="utf-8"))["corpus"]
     failures = []
     for scope, values in floors.items():
@@ -115,10 +114,7 @@ def check_floors(result: dict, floors_path: Path) -> list[str]:
         measured = (result["overall"] if scope == "overall" else
                     result["groups"][scope]["systems"].get("ours", {}) if scope in result["groups"] else
                     result["by_language"].get(scope, {}))
-        for metric, floor in values.items():
-            got = measured.get(metric)
-            if got is None or got < floor:
-                failures.append(f"{scope} {metric} = {got} is below the floor {floor}")
+        failures += below_floors(measured, values, scope)
     return failures
 
 

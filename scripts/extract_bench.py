@@ -198,8 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(report, indent=2) if args.json else render(report))
     if args.check_floors and "ours" in report["extractors"]:
         floors = json.loads((ROOT / "bench" / "extract-floors.json").read_text(encoding="utf-8"))["ours"]
-        below = [f"{metric} {report['extractors']['ours'][metric]} < {floor}" for metric, floor in floors.items()
-                 if report["extractors"]["ours"][metric] < floor]
+        from plugin.bench.evaluation import below_floors
+
+        below = below_floors(report["extractors"]["ours"], floors, "ours")
         if below:
             print("below the floors: " + "; ".join(below), file=sys.stderr)
             return 1

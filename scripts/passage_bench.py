@@ -46,7 +46,7 @@ from typing import Callable, Sequence
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from plugin.bench.evaluation import paired_bootstrap  # noqa: E402
+from plugin.bench.evaluation import below_floors, paired_bootstrap  # noqa: E402
 from plugin.reading.passages import RankOptions, Window, best_passages, pick  # noqa: E402
 from plugin.reading.sentences import HEADING, segment  # noqa: E402
 
@@ -316,8 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(report, indent=2, default=str) if args.json else render(report))
     if args.check_floors:
         floors = json.loads((ROOT / "bench" / "passage-floors.json").read_text(encoding="utf-8"))[report["format"]]
-        below = [f"{key} {report['systems']['ours'][key]} < {floor}" for key, floor in floors.items()
-                 if report["systems"]["ours"][key] < floor]
+        below = below_floors(report["systems"]["ours"], floors, "ours")
         if below:
             print("below the floors: " + "; ".join(below), file=sys.stderr)
             return 1

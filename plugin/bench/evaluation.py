@@ -28,7 +28,7 @@ import math
 import random
 from dataclasses import dataclass
 from statistics import NormalDist, mean, stdev
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from plugin.pipeline.canonical import host_of
 
@@ -192,3 +192,11 @@ def compare(a: Sequence[float], b: Sequence[float]) -> dict:
         "significant": interval.excludes_zero and p < 0.05,
         "queries_needed": queries_needed(a, b),
     }
+
+
+def below_floors(measured: Mapping[str, float | None], floors: Mapping[str, float], scope: str) -> list[str]:
+    """Each metric of `floors` that `measured` lacks or falls below, said as `<scope> <metric> = <got> is
+    below the floor <floor>` (the benches' --check-floors)."""
+    return [f"{scope} {metric} = {measured.get(metric)} is below the floor {floor}"
+            for metric, floor in floors.items()
+            if measured.get(metric) is None or measured[metric] < floor]  # type: ignore[operator]
