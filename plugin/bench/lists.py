@@ -164,8 +164,7 @@ def engine_list(name: str, rows: Sequence[Row], settings: Settings) -> EngineLis
     if engine is None:
         return EngineList(engine=name, weight=settings.weights.get(name, 1.0), region="global", index=name,
                           rows=rows)
-    return EngineList(engine=name, weight=settings.weights.get(name, engine.facts.weight),
-                      region=engine.facts.region, index=engine.facts.index, rows=rows)
+    return EngineList.of(engine, rows, settings)
 
 
 def ours(query: ListQuery, settings: Settings) -> list[str]:

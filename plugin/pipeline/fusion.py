@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Sequence
 
-from engines.base import Row
+from engines.base import Engine, Row
 from plugin.pipeline.canonical import canonical_url, host_of, identity, registrable_domain
 from plugin.pipeline.domains import within
 from plugin.pipeline.intent import Intent
@@ -68,6 +68,12 @@ class EngineList:
     region: str  # global | cjk
     index: str
     rows: Sequence[Row]
+
+    @classmethod
+    def of(cls, engine: Engine, rows: Sequence[Row], settings: Settings) -> "EngineList":
+        """An engine's rows with its facts: its weight from settings, else its own."""
+        return cls(engine=engine.name, weight=settings.weights.get(engine.name, engine.facts.weight),
+                   region=engine.facts.region, index=engine.facts.index, rows=rows)
 
 
 @dataclass

@@ -125,9 +125,7 @@ class Searcher:
         for run in runs:
             rows = [*earlier.get(run.engine.name, ()), *run.kept]
             if rows:
-                lists.append(EngineList(engine=run.engine.name,
-                                        weight=self.settings.weights.get(run.engine.name, run.engine.facts.weight),
-                                        region=run.engine.facts.region, index=run.engine.facts.index, rows=rows))
+                lists.append(EngineList.of(run.engine, rows, self.settings))
         intent = read_intent(plan.request.query, plan.operators, official_sites=self.settings.official_sites,
                              category=plan.category, now=plan.now)
         fused = rank(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent)
