@@ -197,8 +197,7 @@ def _by_score(rows: Mapping[str, Sequence[Row]], part: Callable[[int, int], floa
             if key is None or name in voters[key]:
                 continue
             url_of.setdefault(key, canonical_url(row.url) or row.url)
-            first.setdefault(key, (row.position, order))
-            first[key] = min(first[key], (row.position, order))
+            first[key] = min(first.get(key, (row.position, order)), (row.position, order))
             voters[key].add(name)
             total[key] += part(row.position, len(listed))
     scores = {key: combine(total[key], len(voters[key])) for key in total}

@@ -34,6 +34,8 @@ _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 # value ends (& = ; +) or what the string means (% # ? and space).
 _QUERY_DELIMITERS = frozenset("&=;+%#? ")
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+# Printable ASCII a query may carry as is (RFC 3986): everything else is escaped when folding.
+_QUERY_AS_IS = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in '"<>\\^`{|}')
 # ASCII that no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text.
 _INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f]+')
 
@@ -154,7 +156,7 @@ def _fold_escapes(segment: str) -> str:
         return "".join(quote(ch, safe="") if ch in _QUERY_DELIMITERS else ch for ch in text)
 
     folded = _ESCAPES.sub(decode, segment)
-    return quote(folded, safe="".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in "\"<>\\^`{|}"))
+    return quote(folded, safe=_QUERY_AS_IS)
 
 
 def registrable_domain(url_or_host: str) -> str:
