@@ -79,9 +79,12 @@ async def test_search_json_against_a_stand_in(standins):
     data = json.loads(out)
     assert data["results"][0]["url"] == "https://docs.python.org/3/"
     assert data["results"][0]["engines"] == ["bing"]
-    assert data["engines"][0] == {"name": "bing", "tier": "primary", "status": "ok", "latency_ms":
-                                  data["engines"][0]["latency_ms"], "queue_ms": 0, "rows": 1, "kept": 1,
-                                  "detail": "", "cached": False}
+    report = data["engines"][0]
+    # Times are measured, not fixed: queue time includes the state store's reads (SQLite on a loaded
+    # machine takes a few ms), so only their type is pinned here.
+    assert isinstance(report["latency_ms"], int) and isinstance(report["queue_ms"], int) and report["queue_ms"] >= 0
+    assert report == {"name": "bing", "tier": "primary", "status": "ok", "latency_ms": report["latency_ms"],
+                      "queue_ms": report["queue_ms"], "rows": 1, "kept": 1, "detail": "", "cached": False}
     assert set(data) >= {"query", "results", "engines", "partial", "elapsed_ms"}
 
 
