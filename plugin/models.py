@@ -33,6 +33,8 @@ class RowExplanation(BaseModel):
     trust: dict[str, float] = Field(description="Engine -> how far its list was trusted for this query (how much "
                                                 "the other engines back it; the engines average 1)")
     authority: float = Field(description="Added because the site is official for the query (a share of the votes)")
+    coverage: float = Field(0.0, description="Added for the share of the query's words the row's title, snippet "
+                                             "and URL hold (a share of the votes)")
     freshness: float = Field(description="Added for a recent date on a timely query")
 
 

@@ -385,6 +385,11 @@ class Settings(BaseSettings):
                                               "row's place in its engine's list")
     authority_boost: float = Field(
         0.4, ge=0, description="An official site's row for the query counts its votes (1 + this) times")
+    # coverage_boost's ceiling keeps consensus first with every boost at once (tests/test_ranking.py).
+    coverage_boost: float = Field(
+        0.35, ge=0, le=0.35, description="A row's votes (after authority) count (1 + this × the share of the "
+                                         "query's words its title, snippet and URL hold) times, when two or "
+                                         "more engines answered")
     freshness_boost: float = Field(
         0.2, ge=0, description="Added × freshness (1 today, 0 at freshness_days) on timely queries, in top votes")
     freshness_days: float = Field(30, gt=0, description="Age at which freshness reaches 0")

@@ -12,10 +12,11 @@ runs 12: rrf_k 2/60 × authority_boost 0/0.4/0.8 × freshness_boost 0/0.2 at 30
 days).
 
 `--lists` sweeps the multi-engine ranked lists (plugin/bench/lists.py; no
-titles, snippets or dates, so boosts play no part) over rrf_k 1/2/3/5/10/20/60
-× trust_strength 0/0.25/0.5/1 × same_index_discount 1/0.75/0.5 × engine
-weights (the defaults, or Startpage 0.9 and Yahoo 0.8 as before issue 20): 168
-points, chosen by 5-fold cross-validation (each fold's point picked on the
+titles, snippets or dates, so authority and freshness play little part and
+coverage reads the URL alone) over rrf_k 1/2/3/5/10/20/60 × trust_strength
+0/0.25/0.5/1 × same_index_discount 1/0.75/0.5 × coverage_boost 0/0.1/0.2/0.35
+× engine weights (the defaults, or Startpage 0.9 and Yahoo 0.8 as before issue
+20): 672 points, chosen by 5-fold cross-validation (each fold's point picked on the
 other four folds). The CV estimate is what tuning on this grid is worth on
 queries it never saw; a default changes only when that estimate beats the
 defaults with an interval that excludes zero. Named points sit beside the grid: the shipped defaults,
@@ -61,6 +62,7 @@ LIST_GRID = {
     "rrf_k": (1, 2, 3, 5, 10, 20, 60),
     "trust_strength": (0.0, 0.25, 0.5, 1.0),
     "same_index_discount": (1.0, 0.75, 0.5),
+    "coverage_boost": (0.0, 0.1, 0.2, 0.35),
     "weights": ("defaults", "startpage 0.9, yahoo 0.8"),
 }
 LIST_WEIGHTS = {"defaults": {}, "startpage 0.9, yahoo 0.8": {"startpage": 0.9, "yahoo": 0.8}}

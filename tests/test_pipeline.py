@@ -564,12 +564,18 @@ async def test_explain_shows_each_rows_votes_and_boosts_only_when_asked(standins
     for row in explained.results:
         parts = row.explain
         assert set(parts.votes) == set(row.engines) == set(parts.trust)
-        assert row.score == pytest.approx(sum(parts.votes.values()) + parts.authority + parts.freshness, abs=1e-5)
+        assert row.score == pytest.approx(sum(parts.votes.values()) + parts.authority + parts.coverage
+                                          + parts.freshness, abs=1e-5)
+        # Coverage scales the votes after authority, by at most coverage_boost (0.35) for the whole query.
+        assert 0.0 <= parts.coverage <= 0.35 * (sum(parts.votes.values()) + parts.authority) + 1e-5
     top = explained.results[0]
     # The official site of the query (python.org) carries its authority share of the votes.
     official = next(r for r in explained.results if r.domain == "python.org")
     assert official.explain.authority == pytest.approx(0.4 * sum(official.explain.votes.values()), abs=1e-5)
     assert top.explain.votes and all(v > 0 for v in top.explain.votes.values())
+    # Every row here holds the whole query ("python release notes"): each counts its votes 1.35 times.
+    assert all(r.explain.coverage == pytest.approx(0.35 * (sum(r.explain.votes.values()) + r.explain.authority),
+                                                   abs=1e-5) for r in explained.results)
 
 
 async def test_the_cli_explains_rows_in_the_table_and_in_json(standins):

@@ -91,7 +91,46 @@ def test_the_unit_is_one_engines_top_vote():
     only = fuse([EngineList("a", 1.0, "global", "ia", rows("https://docs.python.org/3/"))], Settings(),
                 lead_region="global", now=NOW, intent=intent_of("python asyncio"))
     assert only[0].score == 1.4 and only[0].votes == 1.0 and only[0].official
-    assert only[0].boosts == {"authority": 0.4, "freshness": 0.0}
+    assert only[0].boosts == {"authority": 0.4, "coverage": 0.0, "freshness": 0.0}
+
+
+def test_coverage_of_the_query_by_a_rows_text():
+    latin = build_gate("replace coolant thermostat")
+    assert latin.coverage("Coolant thermostat", "", "https://x.example/") == pytest.approx(2 / 3)
+    assert latin.coverage("", "", "https://x.example/replace-coolant-thermostat") == 1.0
+    assert latin.coverage("Downloads", "", "https://x.example/") == 0.0
+    cjk = build_gate("机器学习 python")  # bigrams 机器 器学 学习, and one ASCII word worth two units
+    assert cjk.units() == 5 and cjk.coverage("机器学习入门", "", "https://x.example/") == pytest.approx(3 / 5)
+    assert build_gate("the of and").coverage("the of and", "", "https://x.example/") == 0.0
+
+
+def _two_engines_ranking_downloads_first() -> list[EngineList]:
+    """Two engines, each ranking a page without the query's words first and the one that holds them second:
+    votes 2.0 against 1.5 (rrf_k 2)."""
+    return [EngineList(name, 1.0, "global", f"i{name}", [Row("Downloads", "https://a.example/", "", 1),
+                                                         Row("Replace a coolant thermostat", "https://b.example/", "", 2)])
+            for name in ("a", "b")]
+
+
+def test_coverage_boost_counts_a_rows_votes_more_when_its_text_holds_the_query():
+    gate = build_gate("replace coolant thermostat")
+    off = fuse(_two_engines_ranking_downloads_first(), Settings(coverage_boost=0), lead_region="global", now=NOW,
+               gate=gate)
+    assert [f.url for f in off] == ["https://a.example/", "https://b.example/"]
+    on = fuse(_two_engines_ranking_downloads_first(), Settings(), lead_region="global", now=NOW, gate=gate)
+    assert [f.url for f in on] == ["https://b.example/", "https://a.example/"]  # default coverage_boost 0.35
+    assert on[0].coverage == 1.0 and on[0].boosts["coverage"] == pytest.approx(0.35 * on[0].votes)
+    assert on[0].score == pytest.approx(1.5 * 1.35) and on[1].score == pytest.approx(2.0)
+
+
+def test_coverage_never_reorders_a_lone_engine():
+    gate = build_gate("replace coolant thermostat")
+    settings = Settings()
+    lone = [EngineList("a", 1.0, "global", "ia", [Row("Downloads", "https://a.example/", "", 1),
+                                                  Row("Replace a coolant thermostat", "https://b.example/", "", 2)])]
+    fused = fuse(lone, settings, lead_region="global", now=NOW, gate=gate)
+    assert [f.url for f in fused] == ["https://a.example/", "https://b.example/"]
+    assert fused[1].coverage == 1.0 and fused[1].boosts["coverage"] == 0.0
 
 
 def test_same_index_votes_can_be_discounted():
@@ -202,13 +241,16 @@ BOOSTS = {
     "authority": {"freshness_boost": 0.0},
     "freshness": {"authority_boost": 0.0},
     "both": {},
+    "all, coverage at its most": {"coverage_boost": 0.35},
 }
 
 
-def _engine_list(name: str, settings: Settings, urls: list[str], dated: dict[str, date] | None = None) -> EngineList:
+def _engine_list(name: str, settings: Settings, urls: list[str], dated: dict[str, date] | None = None,
+                 titles: dict[str, str] | None = None) -> EngineList:
     engine = ENGINES[name]
     return EngineList(name, settings.weights[name], engine.facts.region, engine.facts.index,
-                      [Row(f"python release {i}", u, "", i, (dated or {}).get(u)) for i, u in enumerate(urls, 1)])
+                      [Row((titles or {}).get(u, f"python release {i}"), u, "", i, (dated or {}).get(u))
+                       for i, u in enumerate(urls, 1)])
 
 
 def test_two_engines_spelling_one_path_in_different_case_vote_for_one_row():
@@ -225,7 +267,8 @@ def test_two_engines_spelling_one_path_in_different_case_vote_for_one_row():
 @pytest.mark.parametrize("first,second", INDEPENDENT_PAIRS)
 def test_two_engines_top_8_beat_a_lone_19th_row_whatever_its_domain_or_date(first, second, boost):
     """A row two independent engines rank 8th must not lose to a row one of them ranked 19th because it is
-    official for the query and dated today, with every boost at its default."""
+    official for the query, dated today and holds every word of the query while the agreed row holds none,
+    with every boost at its default (and coverage_boost at its highest allowed value)."""
     settings = Settings().model_copy(update=BOOSTS[boost])
     agreed = "https://agreed.example.com/"
     lone = "https://docs.python.org/3/whatsnew/"  # official for a python query, dated today
@@ -237,10 +280,14 @@ def test_two_engines_top_8_beat_a_lone_19th_row_whatever_its_domain_or_date(firs
     query = "latest python release"
     intent = intent_of(query)
     assert intent.timely and "python.org" in intent.official
-    for lists in ([_engine_list(first, settings, list_a, {lone: NOW.date()}), _engine_list(second, settings, list_b)],
-                  [_engine_list(first, settings, list_b), _engine_list(second, settings, list_a, {lone: NOW.date()})]):
-        fused = {f.url: f for f in fuse(lists, settings, lead_region="global", now=NOW, intent=intent)}
+    titles = {lone: "Latest Python release", agreed: "Downloads"}
+    gate = build_gate(query)
+    dated = {lone: NOW.date()}
+    for lists in ([_engine_list(first, settings, list_a, dated, titles), _engine_list(second, settings, list_b, {}, titles)],
+                  [_engine_list(first, settings, list_b, {}, titles), _engine_list(second, settings, list_a, dated, titles)]):
+        fused = {f.url: f for f in fuse(lists, settings, lead_region="global", now=NOW, intent=intent, gate=gate)}
         assert fused[lone].official and fused[lone].freshness == 1.0
+        assert fused[lone].coverage == 1.0 and fused[agreed].coverage == 0.0
         assert fused[agreed].score > fused[lone].score, (fused[agreed].score, fused[lone].score)
 
 

@@ -5,8 +5,11 @@ A folder of this kind (../shared/multi-engine-lists) holds `lists.json`
 `judgments.json` (`{"protocol": ..., "judgments": {id: {url: grade}}}`, grades
 0/1/2 for every URL in the query's pool). Each list becomes one engine's rows
 (url and position only: no title, no snippet, no date), so the relevance gate
-and every text signal are off here; they are measured by the page corpus
-(`--corpus`). Our ranking is the very `rank()` a live search runs.
+and freshness are off here, and coverage (fusion.py) reads the URL alone: the
+judges graded from the URL too, so what coverage gains here is an upper bound
+of what it gains where rows carry titles and snippets. The page corpus
+(`--corpus`) measures the gate and the text signals on full rows. Our ranking
+is the very `rank()` a live search runs.
 
 Engines are named by their index, mapped to the project's engines: google →
 startpage, bing → bing, yahoo → yahoo, duckduckgo → duckduckgo-html. Ask (and
@@ -41,6 +44,7 @@ from plugin.bench.evaluation import compare
 from plugin.pipeline.canonical import canonical_url, identity
 from plugin.pipeline.fusion import EngineList, rank
 from plugin.pipeline.intent import read_intent
+from plugin.pipeline.relevance import build_gate
 from plugin.settings import Settings
 
 K = 8
@@ -171,7 +175,8 @@ def ours(query: ListQuery, settings: Settings) -> list[str]:
     rows = engine_rows(query)
     lists = [engine_list(name, rows[name], settings) for name in rows if rows[name]]
     intent = read_intent(query.query, official_sites=settings.official_sites, now=REFERENCE_TIME)
-    return [f.url for f in rank(lists, settings, lead_region="global", now=REFERENCE_TIME, intent=intent)]
+    gate = build_gate(query.query, settings.gate_min_units)  # the rows' text here is their URL alone
+    return [f.url for f in rank(lists, settings, lead_region="global", now=REFERENCE_TIME, intent=intent, gate=gate)]
 
 
 def rrf(rows: Mapping[str, Sequence[Row]], k: float = 60) -> list[str]:
@@ -347,8 +352,10 @@ def report(queries: Sequence[ListQuery], settings: Settings, *, label: str = "",
         "oracle_gap_closed": {m: oracle_gap_closed(scored, everyone, m) for m in LIST_METRICS},
         "engine_map": {source: name for source, name in sources},
         "notes": [
-            "Rows carry a URL and a position only (no title, snippet or date): the relevance gate and every "
-            "text signal are off; the page corpus (--corpus) measures them.",
+            "Rows carry a URL and a position only (no title, snippet or date): the relevance gate and freshness "
+            "are off, and coverage (the share of the query's words a row holds) reads the URL alone; the judges "
+            "graded from the URL too, so coverage's gain here is an upper bound for full rows. The page corpus "
+            "(--corpus) measures the gate and text signals on full rows.",
             "Engines are the project's engines by the index they draw on ("
             + ", ".join(f"{s} -> {n}" for s, n in sources) + "); an engine the project lacks is its own "
             "index with weight 1.",

@@ -8,6 +8,7 @@
        vote  = weight × region × trust × (rrf_k + 1) / (rrf_k + p)
        score = Σ over engines  discount × vote
              × (1 + authority_boost × official(row, query))   (once per site)
+             × (1 + coverage_boost × coverage(row, query))    (two engines or more)
              + freshness_boost × freshness(date)              (timely queries only)
    A first row at full weight and trust is worth exactly 1.0. `region` is 1 for
    engines of the query's region, `off_region_weight` for the others;
@@ -33,6 +34,14 @@ cross-validation on real multi-engine lists (README, "Measuring quality").
   does not fill the page with it. The boost scales the row's own votes: an
   official page its engines rank second can lead, one they rank deep gains
   little.
+- coverage: the share of the query's content words (CJK: its bigrams, an ASCII
+  word counting two) that the row's title, snippet and URL hold, matched as the
+  relevance gate matches them (plugin/pipeline/relevance.py). The gate keeps
+  or drops an engine's list; coverage orders the rows it kept: of two rows the
+  engines rank alike, the one about the whole query leads. A row that holds
+  the whole query counts its votes 1.35 times. Chosen by cross-validation on
+  the multi-engine lists (README, "Measuring quality"); its ceiling (0.35)
+  keeps consensus first with every boost at once.
 - freshness: 1 for today falling linearly to 0 at `freshness_days`, counted
   only when the query asks for recent things (`freshness_scope` "timely") and
   the row carries a date its engine gave (a date field of the engine, or a
@@ -41,8 +50,8 @@ cross-validation on real multi-engine lists (README, "Measuring quality").
   merged row keeps its earliest date (first publication). Undated rows get 0:
   neither boosted nor punished.
 - one engine alone: its order is its own judgment. Only a site the query
-  names is boosted (not reference sites or suffixes), and freshness does not
-  add to the score: a recent row (first half of `freshness_days`) rises at
+  names is boosted (not reference sites or suffixes), coverage does not count
+  and freshness does not add to the score: a recent row (first half of `freshness_days`) rises at
   most `lone_freshness_places` places, above older rows only.
 """
 
@@ -56,6 +65,7 @@ from engines.base import Engine, Row
 from plugin.pipeline.canonical import canonical_url, host_of, identity, registrable_domain
 from plugin.pipeline.domains import within
 from plugin.pipeline.intent import Intent
+from plugin.pipeline.relevance import Gate
 from plugin.settings import Settings
 
 
@@ -95,6 +105,7 @@ class Fused:
     boosts: dict[str, float] = field(default_factory=dict)  # authority and freshness, as added to the score
     official: bool = False
     freshness: float = 0.0
+    coverage: float = 0.0  # the share of the query's words (CJK: bigrams) the row's title, snippet and URL hold
     content: str | None = None  # page text an engine sent with the row (Exa, Firecrawl), for read=N
 
 
@@ -198,8 +209,9 @@ def agreement_trust(lists: Sequence[EngineList], settings: Settings) -> dict[str
 
 
 def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime,
-         intent: Intent | None = None) -> list[Fused]:
-    """Merge and rank; `intent` says whether the query is timely and which sites are official for it."""
+         intent: Intent | None = None, gate: Gate | None = None) -> list[Fused]:
+    """Merge and rank; `intent` says whether the query is timely and which sites are official for it,
+    `gate` (the query's relevance gate) how much of the query each row's text holds."""
     intent = intent or Intent()
     lists = [lst for lst in lists if lst.rows]
     lone = len({lst.engine for lst in lists}) == 1
@@ -248,9 +260,14 @@ def fuse(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, n
         if fused.official:
             lifted.add(fused.domain)
         fused.freshness = freshness(fused.date, now, settings.freshness_days)
-        # Authority scales the row's own votes (an official page the engines rank deep gains little; one
-        # they rank second can lead); freshness is added, in top votes.
-        fused.boosts = {"authority": settings.authority_boost * fused.votes * fused.official,
+        fused.coverage = gate.coverage(fused.title, fused.snippet, fused.url) if gate is not None else 0.0
+        # Authority and coverage scale the row's own votes (an official page the engines rank deep gains
+        # little; one they rank second can lead), coverage after authority, so that rows that all hold the
+        # whole query keep their order; freshness is added, in top votes. A lone engine's order is its own
+        # judgment: its rows' coverage of the query does not reorder it.
+        authority = settings.authority_boost * fused.votes * fused.official
+        coverage = 0.0 if lone else settings.coverage_boost * fused.coverage * (fused.votes + authority)
+        fused.boosts = {"authority": authority, "coverage": coverage,
                         "freshness": 0.0 if lone else fresh_weight * fused.freshness}
         fused.score = fused.votes + sum(fused.boosts.values())
     ranked = sorted(merged.values(), key=lambda f: (-f.score, f.first_slot, f.key))
@@ -269,9 +286,10 @@ def _fresher_nearby(ranked: list[Fused], places: int) -> list[Fused]:
 
 
 def rank(lists: Sequence[EngineList], settings: Settings, *, lead_region: str, now: datetime,
-         intent: Intent | None = None) -> list[Fused]:
+         intent: Intent | None = None, gate: Gate | None = None) -> list[Fused]:
     """The ranking a search returns before its cut: fused, then spread over domains as settings ask."""
-    return diversify(fuse(lists, settings, lead_region=lead_region, now=now, intent=intent), settings.max_per_domain)
+    fused = fuse(lists, settings, lead_region=lead_region, now=now, intent=intent, gate=gate)
+    return diversify(fused, settings.max_per_domain)
 
 
 def diversify(ranked: Sequence[Fused], max_per_domain: int | None) -> list[Fused]:

@@ -26,7 +26,7 @@ import functools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, Sequence, TypeVar
 from urllib.parse import unquote
 
@@ -114,6 +114,18 @@ class Gate:
             return sum(1 for w in self.words if _word_matches(w, tokens) or (len(w) >= 5 and w in squashed))
         return 0
 
+    def units(self) -> int:
+        """How many units a row can match: the query's content words (Latin), or its bigrams plus two per
+        ASCII word (CJK); 0 when the gate has nothing to match."""
+        if self.kind == "cjk":
+            return len(self.bigrams) + 2 * len(self.ascii_words)
+        return len(self.words) if self.kind == "latin" else 0
+
+    def coverage(self, title: str, snippet: str, url: str) -> float:
+        """The share of the query's units the row's text holds (0 to 1; 0 when the gate has none)."""
+        units = self.units()
+        return min(1.0, self.score(title, snippet, url) / units) if units else 0.0
+
     def keeps(self, title: str, snippet: str, url: str) -> bool:
         if self.kind == "none" or self.required <= 0:
             return True
@@ -195,9 +207,8 @@ def build_gate(query: str, min_units: int = 2) -> Gate:
             bigrams.update(run[i:i + 2] for i in range(len(run) - 1))
         bigrams -= _CJK_STOP_BIGRAMS
         ascii_words = {w.lower() for w in _ASCII_WORD.findall(query) if w.lower() not in STOP_WORDS}
-        possible = len(bigrams) + 2 * len(ascii_words)
-        return Gate("cjk", frozenset(bigrams), frozenset(ascii_words), required=min(min_units, possible),
-                    min_units=min_units)
+        gate = Gate("cjk", frozenset(bigrams), frozenset(ascii_words), min_units=min_units)
+        return replace(gate, required=min(min_units, gate.units()))
     words = tuple(dict.fromkeys(w for w in _WORD.findall(fold(query)) if _is_content_word(w)))
     if not words:
         return Gate("none")

@@ -128,7 +128,7 @@ class Searcher:
                 lists.append(EngineList.of(run.engine, rows, self.settings))
         intent = read_intent(plan.request.query, plan.operators, official_sites=self.settings.official_sites,
                              category=plan.category, now=plan.now)
-        fused = rank(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent)
+        fused = rank(lists, self.settings, lead_region=plan.lead_region, now=plan.now, intent=intent, gate=plan.gate)
         fused = [f for f in fused if f.key not in shown]
         return [
             ResultRow(title=clean_title(f.title), url=f.url, snippet=clean_snippet(f.snippet), domain=f.domain,
@@ -137,6 +137,7 @@ class Searcher:
                       explain=RowExplanation(votes={e: round(v, 6) for e, v in f.votes_by.items()},
                                              trust={e: round(t, 6) for e, t in f.trust.items()},
                                              authority=round(f.boosts.get("authority", 0.0), 6),
+                                             coverage=round(f.boosts.get("coverage", 0.0), 6),
                                              freshness=round(f.boosts.get("freshness", 0.0), 6))
                       ).with_engine_text(f.content)
             for f in fused[: plan.request.limit]

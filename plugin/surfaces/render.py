@@ -38,6 +38,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
             parts = [f"{engine} {vote:.3f} (#{row.positions.get(engine, '?')}, trust "
                      f"{row.explain.trust.get(engine, 1.0):.2f})" for engine, vote in row.explain.votes.items()]
             boosts = [f"{name} +{value:.3f}" for name, value in (("authority", row.explain.authority),
+                                                                  ("coverage", row.explain.coverage),
                                                                   ("freshness", row.explain.freshness)) if value]
             lines.append("    votes: " + "; ".join(parts) + ("  boosts: " + ", ".join(boosts) if boosts else ""))
         if row.read_error is not None:
