@@ -291,3 +291,43 @@ async def test_a_parser_crash_is_logged_reported_and_benches_nothing(standins, m
     assert benched == {}
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "Traceback" in logged and "ZeroDivisionError: parser bug" in logged and "bing" in logged
+
+
+def test_runs_in_flight_belong_to_their_event_loop():
+    """A search in a new event loop must not join a run of an earlier loop (its task can never be awaited
+    here), even while that loop's run is still pending (a host that stopped its loop without cancelling what
+    runs in it): each loop starts with no runs in flight."""
+    import asyncio
+
+    from plugin.infra.admission import EngineClock
+    from plugin.pipeline.tiers import Flights
+
+    flights = Flights()
+
+    async def hang(clock: EngineClock) -> None:
+        await asyncio.sleep(3600)
+
+    async def first_loop():
+        flight = flights.join("bing|python", "bing", hang, lambda: EngineClock(1.0, 0.0))
+        await asyncio.sleep(0)
+        assert flights.running == 1 and flights.join("bing|python", "bing", hang,
+                                                     lambda: EngineClock(1.0, 0.0)) is flight
+        return flight
+
+    loop = asyncio.new_event_loop()
+    old = loop.run_until_complete(first_loop())
+    assert not old.task.done()  # the loop stopped with its run pending: nothing told the flights it ended
+
+    async def second_loop():
+        assert flights.running == 0 and flights.unanswered() == []
+        flight = flights.join("bing|python", "bing", hang, lambda: EngineClock(1.0, 0.0))
+        assert flight is not old and flight.waiters == 1
+        await flights.close()
+        assert flights.running == 0
+
+    try:
+        asyncio.run(second_loop())
+    finally:
+        old.task.cancel()
+        loop.run_until_complete(asyncio.gather(old.task, return_exceptions=True))
+        loop.close()

@@ -48,6 +48,7 @@ from typing import Callable, Sequence
 
 from engines.base import Engine
 from plugin.infra.admission import OVERLOADED, EngineClock
+from plugin.infra.lifecycle import PerLoop
 from plugin.infra.logs import get_logger
 from plugin.pipeline.canonical import identity
 from plugin.pipeline.filters import restore_agreeing
@@ -269,23 +270,31 @@ class Flights:
     """Engine runs in flight in this process (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._by_key: dict[str, Flight] = {}
-        self._running: set[asyncio.Task[EngineRun]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # Tasks of another (finished) event loop cannot be awaited here: each loop has its own.
+        self._in_loop: PerLoop[tuple[dict[str, Flight], set[asyncio.Task]]] = PerLoop(lambda: ({}, set()))
+
+    @property
+    def _by_key(self) -> dict[str, Flight]:
+        """This loop's runs by key (empty, and not kept, for a loop that started none)."""
+        current = self._in_loop.current()
+        return current[0] if current is not None else {}
+
+    @property
+    def _running(self) -> set[asyncio.Task]:
+        current = self._in_loop.current()
+        return current[1] if current is not None else set()
 
     def join(self, key: str, upstream: str, start: Callable[[EngineClock], "asyncio.Future[EngineRun] | object"],
              new_clock: Callable[[], EngineClock], on_done: Callable[[Flight], None] | None = None) -> Flight:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:  # tasks of another (finished) event loop cannot be awaited here
-            self._by_key, self._running, self._loop = {}, set(), loop
-        flight = self._by_key.get(key)
+        by_key, running = self._in_loop.get()
+        flight = by_key.get(key)
         if flight is not None:
             flight.clock.to_foreground()  # someone waits for it again
         else:
             clock = new_clock()
-            task = loop.create_task(start(clock))  # type: ignore[arg-type]
-            flight = self._by_key[key] = Flight(key, task, clock, upstream)
-            self._running.add(task)
+            task = asyncio.get_running_loop().create_task(start(clock))  # type: ignore[arg-type]
+            flight = by_key[key] = Flight(key, task, clock, upstream)
+            running.add(task)
             task.add_done_callback(lambda done, f=flight: self._finished(f))
             if on_done is not None:
                 task.add_done_callback(lambda done, f=flight: on_done(f))
@@ -312,8 +321,9 @@ class Flights:
 
     def keep(self, task: asyncio.Task) -> None:
         """Hold a follow-up task (a cooldown being recorded) like a run: drained and cancelled with them."""
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
+        running = self._in_loop.get()[1]
+        running.add(task)
+        task.add_done_callback(running.discard)
 
     @property
     def running(self) -> int:
