@@ -97,6 +97,23 @@ def test_plain_text_tables_are_whole():
     assert [text[u.start:u.end] for u in seg.units if u.kind == TABLE] == ["tool | speed\nfast | 1 s\nslow | 9 s"]
 
 
+def test_a_table_laid_around_running_text_is_cut_into_sentences():
+    """A page whose whole article sits in one cell of a layout table (a real page of the article corpus: one
+    12,528-character row) is prose, not data: kept whole, it is one unit no passage budget can hold."""
+    article = " ".join(f"Sentence {i} tells the story of the rocket." for i in range(30))
+    text = f"| | {article} |\n| --- | --- |\n| The core stage at Michoud. | credit: NASA |"
+    seg = segment(text, max_chars=600)
+    assert not [u for u in seg.units if u.kind == TABLE]
+    pieces = [text[u.start:u.end] for u in seg.units]
+    assert "Sentence 3 tells the story of the rocket." in pieces and max(len(p) for p in pieces) <= 600
+    assert all(u.end - u.start > 0 and "---" not in text[u.start:u.end] for u in seg.units)
+    top = best_passages(text, "which facility holds the core stage", 1, options=RankOptions(window_chars=200))[0]
+    assert top.end - top.start <= 200 and "Michoud" in text[top.start:top.end]
+    # A data table (short cells) stays whole, however many rows it has.
+    data = "| a | b |\n| --- | --- |\n" + "\n".join(f"| row {i} | {i} |" for i in range(100))
+    assert [(u.kind, u.start, u.end) for u in segment(data).units] == [(TABLE, 0, len(data))]
+
+
 # ----- passages -----
 def test_passages_are_whole_sentences_and_never_cut_a_code_block_or_table():
     code = "```\n" + "\n".join(f"line {i} of the frobnicate example" for i in range(40)) + "\n```"

@@ -1,5 +1,7 @@
 """A page's text cut into units a passage is made of: sentences, list items, headings, whole code blocks
-and whole tables, each with its character offsets into the text and the headings it sits under.
+and whole tables, each with its character offsets into the text and the headings it sits under. A table
+with a row longer than `max_chars` is prose laid out in a table (a layout table around a whole article):
+its rows are cut into sentences instead.
 
 Blocks come first (lines; a Markdown fence or a run of table rows is one block, never split), then each
 line of running text is cut into sentences:
@@ -11,7 +13,7 @@ line of running text is cut into sentences:
 - at a space between two Thai (or Lao) characters: Thai writes no full stop, a space ends a sentence
   or clause.
 A sentence longer than `max_chars` (a run-on list without punctuation) is cut at its last `;`, `,`,
-`、`, `，` or space before the limit, so no unit outgrows a passage; code blocks and tables are never cut.
+`、`, `，` or space before the limit, so no unit outgrows a passage; code blocks and data tables are never cut.
 Pure: no I/O, no settings; `plugin.reading.passages` builds windows of these units.
 """
 
@@ -28,6 +30,7 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_ROW_MD = re.compile(r"\s*\|")
+_WORD = re.compile(r"\w")
 # Latin-script sentence ends: terminator, closing quotes/brackets, whitespace.
 _LATIN_END = re.compile(r"[.!?…‼⁇⁈⁉]+[\"'”’»)\]]*(?=\s)")
 # Marks that end a sentence with no space after them (CJK) or in scripts with their own full stop.
@@ -88,6 +91,14 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
             j = i
             while j + 1 < len(lines) and _is_table_row(text[lines[j + 1][0]:lines[j + 1][1]], markdown):
                 j += 1
+            if (j > i or markdown) and any(e - s > max_chars for s, e in lines[i:j + 1]):
+                # A row longer than a passage is running text laid out in a table (a page whose whole
+                # article sits in one cell), not data: its rows are cut into sentences like paragraphs.
+                for s, e in lines[i:j + 1]:
+                    if _WORD.search(text, s, e):
+                        units.extend(Unit(a, b, SENTENCE, section) for a, b in split_sentences(text, s, e, max_chars))
+                i = j + 1
+                continue
             if j > i or markdown:
                 units.append(Unit(start, _rstrip(text, start, lines[j][1]), TABLE, section))
                 i = j + 1
