@@ -107,6 +107,7 @@ def test_a_table_laid_around_running_text_is_cut_into_sentences():
     pieces = [text[u.start:u.end] for u in seg.units]
     assert "Sentence 3 tells the story of the rocket." in pieces and max(len(p) for p in pieces) <= 600
     assert all(u.end - u.start > 0 and "---" not in text[u.start:u.end] for u in seg.units)
+    assert all(not text[u.start:u.end].startswith("|") and not text[u.start:u.end].endswith("|") for u in seg.units)
     top = best_passages(text, "which facility holds the core stage", 1, options=RankOptions(window_chars=200))[0]
     assert top.end - top.start <= 200 and "Michoud" in text[top.start:top.end]
     # A data table (short cells) stays whole, however many rows it has.

@@ -51,8 +51,9 @@ cross-validation on real multi-engine lists (README, "Measuring quality").
   neither boosted nor punished.
 - one engine alone: its order is its own judgment. Only a site the query
   names is boosted (not reference sites or suffixes), coverage does not count
-  and freshness does not add to the score: a recent row (first half of `freshness_days`) rises at
-  most `lone_freshness_places` places, above older rows only.
+  and freshness does not add to the score: a recent row (first half of
+  `freshness_days`) rises at most `lone_freshness_places` places, above older
+  rows only.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class Fused:
     votes: float = 0.0  # the engines' votes alone
     votes_by: dict[str, float] = field(default_factory=dict)  # each engine's vote (weight x trust x place)
     trust: dict[str, float] = field(default_factory=dict)  # the trust of each engine that voted
-    boosts: dict[str, float] = field(default_factory=dict)  # authority and freshness, as added to the score
+    boosts: dict[str, float] = field(default_factory=dict)  # authority, coverage, freshness: as added to the score
     official: bool = False
     freshness: float = 0.0
     coverage: float = 0.0  # the share of the query's words (CJK: bigrams) the row's title, snippet and URL hold

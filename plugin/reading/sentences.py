@@ -31,6 +31,7 @@ _HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_ROW_MD = re.compile(r"\s*\|")
 _WORD = re.compile(r"\w")
+_CELL = re.compile(r"(?:\\\||[^|])+")  # a table cell's text: up to a bar that is not escaped (\|)
 # Latin-script sentence ends: terminator, closing quotes/brackets, whitespace.
 _LATIN_END = re.compile(r"[.!?…‼⁇⁈⁉]+[\"'”’»)\]]*(?=\s)")
 # Marks that end a sentence with no space after them (CJK) or in scripts with their own full stop.
@@ -94,9 +95,13 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
             if (j > i or markdown) and any(e - s > max_chars for s, e in lines[i:j + 1]):
                 # A row longer than a passage is running text laid out in a table (a page whose whole
                 # article sits in one cell), not data: its rows are cut into sentences like paragraphs.
-                for s, e in lines[i:j + 1]:
-                    if _WORD.search(text, s, e):
-                        units.extend(Unit(a, b, SENTENCE, section) for a, b in split_sentences(text, s, e, max_chars))
+                for row_start, row_end in lines[i:j + 1]:
+                    for cell in _CELL.finditer(text, row_start, row_end):  # each cell's text, bars left out
+                        s, e = cell.span()
+                        s, e = s + len(cell[0]) - len(cell[0].lstrip()), e - (len(cell[0]) - len(cell[0].rstrip()))
+                        if s < e and _WORD.search(text, s, e):
+                            units.extend(Unit(a, b, SENTENCE, section)
+                                         for a, b in split_sentences(text, s, e, max_chars))
                 i = j + 1
                 continue
             if j > i or markdown:
