@@ -576,6 +576,9 @@ async def test_explain_shows_each_rows_votes_and_boosts_only_when_asked(standins
     # Every row here holds the whole query ("python release notes"): each counts its votes 1.35 times.
     assert all(r.explain.coverage == pytest.approx(0.35 * (sum(r.explain.votes.values()) + r.explain.authority),
                                                    abs=1e-5) for r in explained.results)
+    from plugin.surfaces.render import render_table
+
+    assert f"coverage +{top.explain.coverage:.3f}" in render_table(explained)  # the --explain table says it too
 
 
 async def test_the_cli_explains_rows_in_the_table_and_in_json(standins):
