@@ -119,7 +119,7 @@ class Gate:
         ASCII word (CJK); 0 when the gate has nothing to match."""
         if self.kind == "cjk":
             return len(self.bigrams) + 2 * len(self.ascii_words)
-        return len(self.words) if self.kind == "latin" else 0
+        return len(self.words)  # a "none" gate has no words
 
     def coverage(self, title: str, snippet: str, url: str) -> float:
         """The share of the query's units the row's text holds (0 to 1; 0 when the gate has none)."""
