@@ -66,6 +66,10 @@ def private_state(tmp_path, monkeypatch):
     state = tmp_path / "state"
     monkeypatch.setenv("METASEARCH_STATE_DIR", str(state))
     monkeypatch.setenv("METASEARCH_CACHE_TTL_S", "0")
+    # A store read answers within state_wait_ms or counts as a miss (and a warning). 250 ms by default:
+    # a reader thread's first read on a loaded CI machine can take longer, which would make tests that
+    # are not about that bound flaky. Tests of the bound set state_wait_ms themselves.
+    monkeypatch.setenv("METASEARCH_STATE_WAIT_MS", "5000")
     monkeypatch.delenv("METASEARCH_REDIS_URL", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     return state

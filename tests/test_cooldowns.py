@@ -106,7 +106,7 @@ def store(request, tmp_path):
     if request.param == "memory":
         return MemoryState(clock=clock), clock
     if request.param == "sqlite":
-        return SqliteState(tmp_path / "state.sqlite3", clock=clock), clock
+        return SqliteState(tmp_path / "state.sqlite3", clock=clock, wait_s=5), clock
     url = request.getfixturevalue("redis_url")
     return RedisState(url, prefix=f"metasearch-test-{os.getpid()}:"), clock
 
@@ -135,7 +135,7 @@ def bump(entry):
     return CooldownEntry(until=0, failures=(entry.failures if entry else 0) + 1, status="error")
 async def main():
     kind, where, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    state = SqliteState(Path(where)) if kind == "sqlite" else RedisState(where, prefix="metasearch-atomic:")
+    state = SqliteState(Path(where), wait_s=5) if kind == "sqlite" else RedisState(where, prefix="metasearch-atomic:")
     await asyncio.sleep(max(0, start - time.time()))  # every process starts updating at the same moment
     for _ in range(40):
         await state.update("bing", bump, 3600)
@@ -162,7 +162,7 @@ async def test_cooldown_updates_are_atomic_across_processes(kind, tmp_path, requ
     for proc in procs:
         _, err = await asyncio.wait_for(proc.communicate(), 120)
         assert proc.returncode == 0, err.decode()
-    state = SqliteState(Path(where)) if kind == "sqlite" else RedisState(where, prefix="metasearch-atomic:")
+    state = SqliteState(Path(where), wait_s=5) if kind == "sqlite" else RedisState(where, prefix="metasearch-atomic:")
     assert (await state.get("bing")).failures == 240
     await state.close()
 

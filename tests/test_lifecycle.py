@@ -239,7 +239,7 @@ async def test_a_locked_store_neither_stalls_the_loop_nor_haunts_later_responses
 
     engine = await standins(page(bing_page(ROWS)))
     settings = Settings(endpoints={"bing": engine.url}, engines=["bing"],
-                        budget_per_minute={f"bing@{engine.url}": 100})
+                        budget_per_minute={f"bing@{engine.url}": 100}, state_wait_ms=250)
     async with Searcher(settings) as searcher:
         await searcher.search("python release notes")  # the store exists, its tables too
         other = sqlite3.connect(str(private_state / "state.sqlite3"), isolation_level=None)

@@ -171,7 +171,7 @@ async def test_redis_killed_mid_run_degrades_to_the_embedded_store(standins, red
         after = await searcher.search("rust async")
         assert after.results and any("redis unavailable" in w for w in after.warnings)
         assert "duckduckgo-html" in {e.name for e in after.engines if e.status == "error"}
-    embedded = SqliteState(tmp_path / "embedded" / "state.sqlite3")
+    embedded = SqliteState(tmp_path / "embedded" / "state.sqlite3", wait_s=5)
     assert (await embedded.get(settings.upstream("duckduckgo-html"))) is not None  # recorded in the fallback
     await embedded.close()
 

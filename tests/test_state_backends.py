@@ -26,7 +26,7 @@ async def store(request, tmp_path):
     if kind == "memory":
         made = MemoryState()
     elif kind == "sqlite":
-        made = SqliteState(tmp_path / "state.db")
+        made = SqliteState(tmp_path / "state.db", wait_s=5)
     else:
         redis = RedisState(request.getfixturevalue("redis_url"))
         made = redis if kind == "redis" else FailoverState(redis, MemoryState())
@@ -181,7 +181,7 @@ async def test_failover_uses_the_fallback_while_redis_is_down_and_says_so(caplog
 # ----- SQLite: what it purges, and a failure that costs only that bit of state -----
 async def test_sqlite_update_forgets_entries_not_written_for_keep_s(tmp_path):
     now = [1000.0]
-    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0])
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0], wait_s=5)
     await store.put("bing", ENTRY)
     now[0] += 100
     await store.update("brave", lambda _: ENTRY, keep_s=100)  # bing written exactly keep_s ago: kept
@@ -194,7 +194,7 @@ async def test_sqlite_update_forgets_entries_not_written_for_keep_s(tmp_path):
 
 async def test_sqlite_cache_entries_expire_at_their_time_and_are_purged_on_write(tmp_path):
     now = [1000.0]
-    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0])
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0], wait_s=5)
     await store.cache_put("old", "v", 10)
     now[0] += 9.9
     assert await store.cache_get("old") == "v"
@@ -209,7 +209,7 @@ async def test_sqlite_cache_entries_expire_at_their_time_and_are_purged_on_write
 
 async def test_sqlite_budget_starts_again_each_minute_and_forgets_old_minutes(tmp_path):
     now = [60 * 1000 + 59.0]
-    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0])
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0], wait_s=5)
     assert await store.spend("bing", 1) is True and await store.spend("bing", 1) is False
     now[0] += 1  # the next minute
     assert await store.spend("bing", 1) is True
@@ -218,7 +218,7 @@ async def test_sqlite_budget_starts_again_each_minute_and_forgets_old_minutes(tm
 
 
 async def test_a_failing_sqlite_update_still_answers_and_reports_the_store(tmp_path):
-    store = SqliteState(tmp_path / "s.db")
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
     await store.close()
     with collecting_problems() as problems:
         entry = await store.update("bing", lambda old: CooldownEntry(until=5.0, failures=1 if old is None else 9,
@@ -295,7 +295,7 @@ async def test_a_redis_update_that_always_conflicts_gives_up_naming_why(redis_ur
 async def test_closing_at_exit_ends_the_store_and_later_calls_only_degrade(tmp_path):
     """Interpreter exit closes the embedded store from outside any loop; a call after that (a task still
     finishing) is answered like any failed operation, with the reason, never an exception."""
-    store = SqliteState(tmp_path / "s.db")
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
     await store.put("bing", ENTRY)
     failover = FailoverState(RedisState(f"redis://127.0.0.1:{free_port()}/0"), store)
     failover.close_at_exit()  # closes the embedded store behind it
@@ -415,7 +415,7 @@ def test_an_unusable_store_file_is_logged_with_its_reason(tmp_path, caplog):
 
 
 async def test_a_failing_update_is_logged_as_it_is_reported(tmp_path, caplog):
-    store = SqliteState(tmp_path / "s.db")
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
     await store.close()
     with caplog.at_level(logging.WARNING, logger="metasearch.state"), collecting_problems() as problems:
         await store.update("bing", lambda _: ENTRY, 60)
@@ -436,7 +436,7 @@ async def test_the_embedded_store_makes_its_folders_and_runs_on_threads_of_its_o
     committed in the order they were asked and transactions never interleave)."""
     import threading
 
-    store = SqliteState(tmp_path / "not" / "yet" / "there" / "state.db")
+    store = SqliteState(tmp_path / "not" / "yet" / "there" / "state.db", wait_s=5)
     readers = await asyncio.gather(*(store._read(lambda db: threading.current_thread().name) for _ in range(20)))
     writers = await asyncio.gather(*(store._queue(lambda db: threading.current_thread().name) for _ in range(20)))
     assert all(name.startswith("metasearch-sqlite-read") for name in readers)

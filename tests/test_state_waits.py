@@ -92,10 +92,10 @@ async def test_writes_never_hold_an_answer_and_survive_a_lock_longer_than_the_ol
 
 
 async def test_close_commits_what_is_queued_so_a_cli_process_keeps_what_it_learnt(tmp_path):
-    store = SqliteState(tmp_path / "s.db")
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
     await store.cache_put("k", "v", 60)
     await store.close()
-    later = SqliteState(tmp_path / "s.db")
+    later = SqliteState(tmp_path / "s.db", wait_s=5)
     assert await later.cache_get("k") == "v"
     later.close_at_exit()
 
