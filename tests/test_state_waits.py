@@ -91,6 +91,22 @@ async def test_writes_never_hold_an_answer_and_survive_a_lock_longer_than_the_ol
     assert any(key.startswith("answer:") for key in keys) and any(key.startswith("pages:") for key in keys)
 
 
+async def test_a_store_collected_on_its_own_reader_thread_still_stops_and_commits(tmp_path):
+    """The garbage collector runs wherever an allocation triggers it, one of the store's reader threads
+    included: the store's finalizer then must not wait for that thread to end (it cannot: "cannot join
+    current thread", seen under load), and what was queued is still committed."""
+    import asyncio
+
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
+    assert await store.cache_get("warm") is None  # a reader thread exists
+    await store.cache_put("k", "v", 60)
+    await asyncio.get_running_loop().run_in_executor(store._readers, store._finalizer)
+    assert not store._writer.is_alive()
+    later = SqliteState(tmp_path / "s.db", wait_s=5)
+    assert await later.cache_get("k") == "v"
+    later.close_at_exit()
+
+
 async def test_close_commits_what_is_queued_so_a_cli_process_keeps_what_it_learnt(tmp_path):
     store = SqliteState(tmp_path / "s.db", wait_s=5)
     await store.cache_put("k", "v", 60)

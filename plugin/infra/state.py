@@ -290,10 +290,14 @@ def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
 def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
                  reader_dbs: list[sqlite3.Connection], lock: threading.Lock) -> None:
     """Commit what is queued, stop the writer thread, close the readers' connections. Runs once: at
-    close(), when the store is collected, or at interpreter exit (weakref.finalize), whichever first."""
+    close(), when the store is collected, or at interpreter exit (weakref.finalize), whichever first.
+    The collection can happen on one of the store's own threads (the garbage collector runs wherever an
+    allocation triggers it): a thread cannot wait for itself to end, so it does not."""
+    me = threading.current_thread()
     writes.put(None)
-    writer.join(WRITE_BUSY_S + 5)
-    readers.shutdown(wait=True)
+    if me is not writer:
+        writer.join(WRITE_BUSY_S + 5)
+    readers.shutdown(wait=me not in getattr(readers, "_threads", ()))
     with lock:
         for db in reader_dbs:
             db.close()
