@@ -350,7 +350,9 @@ async def test_metrics_show_queue_time_apart_from_engine_time(standins):
     queued = [line for line in text.splitlines() if line.startswith('metasearch_engine_queue_seconds_bucket{engine="bing"')]
     engine_time = [line for line in text.splitlines()
                    if line.startswith('metasearch_engine_latency_seconds_bucket{engine="bing"')]
-    assert 'le="0.001"} 1' in queued[0]  # the first search did not wait; the second waited one answer...
+    # The first search did not wait for the upstream (its queue time is the state store's reads: a few ms,
+    # more on a loaded machine, far below one 0.2 s answer); the second waited one answer...
+    assert any('le="0.1"} 1' in line for line in queued), queued
     queue_sum = float(next(line for line in text.splitlines()
                            if line.startswith('metasearch_engine_queue_seconds_sum{engine="bing"')).split()[-1])
     assert queue_sum >= 0.3  # ...and the third two: about 0.6 s of queueing in all
