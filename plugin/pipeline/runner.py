@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 from dataclasses import dataclass, field
 
 from engines.base import Engine, Parsed, Row, SearchOptions
@@ -194,7 +195,9 @@ class EngineRunner:
         left = entry.until - self.cooldowns.clock()
         if left < 0.5:  # a zero window (e.g. cooldown_timeout_s=0) benches nothing: say nothing of one
             return detail
-        return (detail + "; " if detail else "") + f"cooling down {left:.0f}s"
+        # Counted down as a timer is (rounded up): a 30 s window opened when the request went out still
+        # reads 30 s when its answer is reported a moment later.
+        return (detail + "; " if detail else "") + f"cooling down {math.ceil(left)}s"
 
     async def conclude(self, plan: SearchPlan, runs: list[EngineRun]) -> list[str]:
         """End of the search's own engine runs, and the warnings to show for the network. Offline (every
