@@ -380,13 +380,20 @@ async def test_serve_workers_share_one_port_and_add_up_their_metrics(standins, t
     try:
         # A new connection per request, so that the kernel hands them to whichever worker accepts.
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as client:
-            for _ in range(100):
+            # Both workers up before the burst (on a loaded machine the second starts seconds after the
+            # first): until then the kernel can only hand connections to the one that listens.
+            up: set[int] = set()
+            for _ in range(600):
                 try:
                     async with client.get(f"{base}/health") as resp:
                         if resp.status == 200:
-                            break
+                            up.add((await resp.json())["pid"])
                 except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.1)
+                    pass
+                if len(up) == 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert len(up) == 2, up
 
             async def one(i: int) -> None:
                 async with client.get(f"{base}/search", params={"q": f"rust async runtime {i}"}) as resp:
