@@ -401,7 +401,12 @@ async def test_serve_workers_share_one_port_and_add_up_their_metrics(standins, t
                 async with client.get(f"{base}/health") as resp:
                     pids.add((await resp.json())["pid"])
 
-            await asyncio.gather(*(one(i) for i in range(40)))
+            # Bursts of 20 until both workers have answered: they share one listening socket, and on a
+            # loaded machine the worker that has the CPU can take a whole burst.
+            searches = 0
+            while len(pids) < 2 and searches < 400:
+                await asyncio.gather(*(one(searches + i) for i in range(20)))
+                searches += 20
             await asyncio.sleep(2.5)  # every worker has published its counts
             async with client.get(f"{base}/metrics") as resp:
                 text = await resp.text()
@@ -409,7 +414,8 @@ async def test_serve_workers_share_one_port_and_add_up_their_metrics(standins, t
         proc.terminate()
         assert await asyncio.wait_for(proc.wait(), 20) == 0
     assert len(pids) == 2  # both workers answered on the one port
-    assert 'metasearch_engine_status_total{engine="bing",status="ok"} 40' in text  # all 40, whichever answered
+    # every search, whichever worker answered it
+    assert f'metasearch_engine_status_total{{engine="bing",status="ok"}} {searches}' in text, (searches, text)
 
 
 def test_mcp_lists_its_tools_without_building_the_search_pipeline():
