@@ -13,6 +13,12 @@ Runs mutmut (pip install mutmut; it copies the project into ./mutants and runs t
 mutated function), then prints the score per module: killed / (mutants - known equivalents). Not part of
 CI: a full run takes tens of minutes on two cores. Known equivalent mutants (a change no test can observe)
 are listed with the reason in scripts/mutation_equivalents.json and excluded from the score.
+
+mutmut numbers a function's mutants in order, so editing the function renumbers them and an entry can come
+to name another, real mutant. An entry may therefore pin the mutant's changed line: `{"reason": ...,
+"mutation": "<the line as mutated>"}`; an entry whose mutant no longer changes the line that way is reported
+as stale and not counted. `--pin-equivalents` writes the current line into the entries of the chosen
+modules that have none (check each first: it records what the number names now).
 """
 
 from __future__ import annotations
@@ -32,6 +38,45 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENTS = ROOT / "scripts" / "mutation_equivalents.json"
 _RESULT = re.compile(r"^\s*(?P<name>[\w.ǁ]+__mutmut_\d+): (?P<status>.+?)\s*$")
+
+
+def show_mutant(name: str) -> str:
+    """The lines mutant `name` writes (its diff's added lines, stripped), as `mutmut show` prints them."""
+    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=ROOT, capture_output=True, text=True)
+    return "\n".join(line[1:].strip() for line in shown.stdout.splitlines()
+                     if line.startswith("+") and not line.startswith("+++"))
+
+
+def load_equivalents(modules: list[str] | None = None) -> dict[str, str]:
+    """Name -> reason of the known equivalent mutants (of `modules`, when given). An entry that pins its
+    mutation and whose mutant now writes something else is stale: said on stderr and left out."""
+    entries = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+    out: dict[str, str] = {}
+    for name, entry in entries.items():
+        if modules is not None and module_of(name) not in modules:
+            continue
+        if isinstance(entry, str):
+            out[name] = entry
+            continue
+        now = show_mutant(name)
+        if now != entry["mutation"]:
+            print(f"warning: stale equivalent {name}: its entry is about `{entry['mutation']}`, the mutant now "
+                  f"writes `{now or 'nothing'}`; not counted (renumber it in {EQUIVALENTS.name})", file=sys.stderr)
+            continue
+        out[name] = entry["reason"]
+    return out
+
+
+def pin_equivalents(modules: list[str]) -> int:
+    """Record the current mutation in the entries of `modules` that have none; how many were pinned."""
+    entries = json.loads(EQUIVALENTS.read_text())
+    pinned = 0
+    for name, entry in entries.items():
+        if module_of(name) in modules and isinstance(entry, str):
+            entries[name] = {"reason": entry, "mutation": show_mutant(name)}
+            pinned += 1
+    EQUIVALENTS.write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
+    return pinned
 
 
 def configured_modules() -> list[str]:
@@ -77,7 +122,7 @@ def require_mutmut() -> None:
 
 
 def report(found: dict[str, str], modules: list[str], survivors: bool) -> dict:
-    equivalents: dict[str, str] = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+    equivalents = load_equivalents(modules)
     table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for name, status in found.items():
         module = module_of(name)
@@ -134,7 +179,7 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def report_sample(found: dict[str, str], sample: dict[str, list[str]]) -> dict:
-    equivalents: dict[str, str] = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+    equivalents = load_equivalents(list(sample))
     rows = {}
     print("module  sampled  killed  estimate [95% interval]  other")
     for module, names in sample.items():
@@ -165,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run a seeded random sample of N mutants per module (those not yet killed, timed out "
                              "or known equivalent) and estimate each module's score from the sample")
     parser.add_argument("--seed", type=int, default=14, help="the sample's seed (default 14)")
+    parser.add_argument("--pin-equivalents", action="store_true",
+                        help="write each chosen module's equivalent mutants' current mutation into their entries "
+                             "(check them first), so that a later renumbering is caught")
     parser.add_argument("--rerun", action="store_true",
                         help="re-run only the last run's survivors and unchecked mutants (not the killed, "
                              "timed-out or known equivalent ones)")
@@ -174,8 +222,11 @@ def main(argv: list[str] | None = None) -> int:
     if not modules:
         print("no configured module matches; see [tool.mutmut] only_mutate in pyproject.toml", file=sys.stderr)
         return 2
+    if args.pin_equivalents:
+        print(f"pinned {pin_equivalents(modules)} entries of {', '.join(modules)} in {EQUIVALENTS.name}")
+        return 0
     if args.sample:
-        equivalents = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+        equivalents = load_equivalents(modules)
         found = results()
         sample = sample_of(found, modules, args.sample, args.seed)
         if not any(sample.values()):
@@ -192,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rows, indent=2))
         return 0
     if args.rerun:
-        equivalents = json.loads(EQUIVALENTS.read_text()) if EQUIVALENTS.exists() else {}
+        equivalents = load_equivalents(modules)
         names = sorted(name for name, status in results().items() if module_of(name) in modules
                        and status not in ("killed", "timeout") and name not in equivalents)
         if names:

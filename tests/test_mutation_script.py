@@ -45,6 +45,30 @@ def test_the_sampled_score_leaves_known_equivalents_out(tmp_path, monkeypatch, c
     assert "m  4  2  67%" in capsys.readouterr().out
 
 
+def test_an_equivalent_whose_mutant_was_renumbered_is_stale_and_not_counted(tmp_path, monkeypatch, capsys):
+    """mutmut numbers a function's mutants in order: after an edit, an entry's number can name another,
+    real mutant. An entry that pins its mutation is counted only while the mutant still writes it."""
+    equivalents = tmp_path / "equivalents.json"
+    equivalents.write_text(json.dumps({
+        "m.x_f__mutmut_2": {"reason": "equal dates: the same date again", "mutation": "if a <= b:"},
+        "m.x_f__mutmut_3": {"reason": "split's first field ignores maxsplit", "mutation": "x.split('.', 2)[0]"},
+        "m.x_f__mutmut_4": "an entry that pins nothing is taken as written"}))
+    monkeypatch.setattr(mutation, "EQUIVALENTS", equivalents)
+    now = {"m.x_f__mutmut_2": "if a <= b:", "m.x_f__mutmut_3": "x.replace('-', 'XXXX')", "m.x_f__mutmut_4": "y = None"}
+    monkeypatch.setattr(mutation, "show_mutant", lambda name: now[name])
+    found = {f"m.x_f__mutmut_{i}": status for i, status in enumerate(["killed", "survived", "survived",
+                                                                         "survived"], start=1)}
+    rows = mutation.report_sample(found, {"m": sorted(found)})
+    assert rows["m"]["equivalent"] == 2 and rows["m"]["survived"] == 1 and rows["m"]["score"] == 0.5
+    err = capsys.readouterr().err
+    assert "stale equivalent m.x_f__mutmut_3" in err and "x.replace('-', 'XXXX')" in err
+    assert "mutmut_2" not in err
+
+    assert mutation.pin_equivalents(["m"]) == 1  # the one entry without a pinned mutation
+    monkeypatch.setattr(mutation, "show_mutant", lambda name: "renumbered")
+    assert mutation.load_equivalents(["m"]) == {}  # every entry pinned now, and none still names its mutant
+
+
 @pytest.mark.skipif(importlib.util.find_spec("mutmut") is not None,
                     reason="mutmut is installed here: running the script would start a real mutation run")
 def test_without_mutmut_the_script_says_so_instead_of_printing_an_empty_table():
