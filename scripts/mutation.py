@@ -68,12 +68,18 @@ def load_equivalents(modules: list[str] | None = None) -> dict[str, str]:
 
 
 def pin_equivalents(modules: list[str]) -> int:
-    """Record the current mutation in the entries of `modules` that have none; how many were pinned."""
+    """Record the current mutation in the entries of `modules` that have none; how many were pinned. An
+    entry whose mutant mutmut cannot show (not generated yet, or gone with its code) is left as it is."""
     entries = json.loads(EQUIVALENTS.read_text())
     pinned = 0
     for name, entry in entries.items():
         if module_of(name) in modules and isinstance(entry, str):
-            entries[name] = {"reason": entry, "mutation": show_mutant(name)}
+            mutation = show_mutant(name)
+            if not mutation:
+                print(f"not pinned: mutmut cannot show {name} (run the module once, or drop the entry)",
+                      file=sys.stderr)
+                continue
+            entries[name] = {"reason": entry, "mutation": mutation}
             pinned += 1
     EQUIVALENTS.write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
     return pinned
