@@ -59,9 +59,11 @@ def load_equivalents(modules: list[str] | None = None) -> dict[str, str]:
             out[name] = entry
             continue
         now = show_mutant(name)
-        if now != entry["mutation"]:
+        # Nothing shown: mutmut has not generated the module's mutants yet (a fresh checkout), or the
+        # function is gone; either way the entry cannot name another mutant.
+        if now and now != entry["mutation"]:
             print(f"warning: stale equivalent {name}: its entry is about `{entry['mutation']}`, the mutant now "
-                  f"writes `{now or 'nothing'}`; not counted (renumber it in {EQUIVALENTS.name})", file=sys.stderr)
+                  f"writes `{now}`; not counted (renumber it in {EQUIVALENTS.name})", file=sys.stderr)
             continue
         out[name] = entry["reason"]
     return out

@@ -67,6 +67,9 @@ def test_an_equivalent_whose_mutant_was_renumbered_is_stale_and_not_counted(tmp_
     assert mutation.pin_equivalents(["m"]) == 1  # the one entry without a pinned mutation
     monkeypatch.setattr(mutation, "show_mutant", lambda name: "renumbered")
     assert mutation.load_equivalents(["m"]) == {}  # every entry pinned now, and none still names its mutant
+    # Before mutmut has generated the module's mutants (a fresh checkout) nothing can be shown: entries stand.
+    monkeypatch.setattr(mutation, "show_mutant", lambda name: "")
+    assert set(mutation.load_equivalents(["m"])) == {"m.x_f__mutmut_2", "m.x_f__mutmut_3", "m.x_f__mutmut_4"}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mutmut") is not None,
