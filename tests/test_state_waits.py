@@ -138,3 +138,15 @@ def test_a_store_nobody_closed_still_commits_its_writes_when_the_process_exits(t
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(str(tmp_path / "s.db")) as db:
         assert db.execute("SELECT value FROM cache WHERE key = 'k'").fetchall() == [("v",)]
+
+
+async def test_a_write_the_store_cannot_take_is_logged_with_its_reason(tmp_path, caplog):
+    """A write nobody waits for and the store refuses at once (here: it was closed) is said, with why."""
+    import logging
+
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
+    await store.close()
+    with caplog.at_level(logging.WARNING, logger="metasearch.state"):
+        await store.cache_put("k", "v", 60)
+    assert f"state store {tmp_path / 's.db'} failed (ProgrammingError: the state store is closed); " \
+           "continuing without it" in caplog.text
