@@ -471,8 +471,10 @@ class Settings(BaseSettings):
     robots_error_ttl_s: float = Field(600, ge=0, description="A robots.txt that answered 5xx counts as "
                                                              "disallow-all this long (one that got no answer "
                                                              "at all is the read's network error, not kept)")
-    allow_private_hosts: bool = Field(False, description="Let page reads reach loopback, private and link-local "
-                                                         "addresses (METASEARCH_ALLOW_PRIVATE_HOSTS=1)")
+    allow_private_hosts: Annotated[bool | list[str], NoDecode] = Field(
+        False, description="Let page reads reach loopback, private and link-local addresses: 1 for all of them, or a "
+                           "comma-separated list of address blocks and host names (127.0.0.1/32,10.1.2.0/24,"
+                           "searx.internal) for those only (METASEARCH_ALLOW_PRIVATE_HOSTS)")
     fetch_pdf_max_pages: int = Field(50, ge=1, description="Pages of a PDF whose text is read")
     fetch_host_concurrency: int = Field(2, ge=1, description="Page reads in flight per host (politeness)")
     fetch_host_interval_ms: int = Field(250, ge=0, description="Pause between starting reads of one host")
@@ -603,6 +605,20 @@ class Settings(BaseSettings):
         if not os.access(path, os.R_OK):
             raise ValueError(f"cannot be read: {path}")
         return value
+
+    @field_validator("allow_private_hosts", mode="before")
+    @classmethod
+    def _allowance_is_all_or_a_list(cls, value: Any) -> bool | list[str]:
+        from plugin.reading.addresses import PrivateAllowance
+
+        allowance = PrivateAllowance.of(value)  # ValueError names a bad entry
+        return allowance.entries if allowance.entries else allowance.everything
+
+    def private_allowance(self):
+        """`allow_private_hosts` as a plugin.reading.addresses.PrivateAllowance."""
+        from plugin.reading.addresses import PrivateAllowance
+
+        return PrivateAllowance.of(self.allow_private_hosts)
 
     @field_validator("log")
     @classmethod

@@ -3,6 +3,7 @@ and a stand-in DNS, all served by the loopback stand-ins on 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from typing import Mapping
 
@@ -130,3 +131,34 @@ def loopback_is_public(address: str) -> bool:
     from plugin.reading.addresses import public_address
 
     return address == "127.0.0.1" or public_address(address)
+
+
+class Outsider:
+    """A TCP listener on a loopback address outside the allowed set (127.0.0.2 by default), standing for
+    every address a read must never reach: it counts the connections it is offered and closes them.
+    Tests of a refusal assert `connections == 0`; were the guard broken, nothing would still leave this
+    machine."""
+
+    def __init__(self, host: str = "127.0.0.2"):
+        self.host = host
+        self.connections = 0
+        self.port = 0
+        self._server: asyncio.base_events.Server | None = None
+
+    async def __aenter__(self) -> "Outsider":
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            writer.close()
+
+        self._server = await asyncio.start_server(accepted, self.host, 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"

@@ -25,7 +25,7 @@ OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1"
 
 
 def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000)
+    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000)
     base.update(overrides)
     return Settings(**base)
 
@@ -955,7 +955,7 @@ def test_fetch_sync_reads_a_page(standins_sync, monkeypatch):
     import plugin
 
     url, requests = standins_sync  # answers 500 to everything, from its own thread
-    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
     with pytest.raises(FetchError) as caught:
         plugin.fetch_sync(url + "/page", settings=Settings(fetch_robots=False))
     assert caught.value.code == "http_error" and caught.value.details["status"] == 500
@@ -967,7 +967,7 @@ async def test_fetch_sync_works_inside_a_running_event_loop(standins_sync, monke
     import plugin
 
     url, requests = standins_sync
-    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
     with pytest.raises(FetchError) as caught:
         plugin.fetch_sync(url + "/page", settings=Settings(fetch_robots=False))
     assert caught.value.code == "http_error" and requests == ["/page"]
@@ -976,11 +976,11 @@ async def test_fetch_sync_works_inside_a_running_event_loop(standins_sync, monke
 async def test_readers_evicted_from_the_module_cache_are_closed(standins, monkeypatch, private_state):
     from plugin.reading import reader as reading
 
-    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
     engine = await standins(page("<html><body><article><p>" + "Some text. " * 50 + "</p></article></body></html>"))
     readers, sessions = [], []
     for i in range(9):  # the module keeps eight distinct settings' readers: the ninth evicts the first
-        reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True, fetch_max_chars=1000 + i))
+        reader = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts="127.0.0.1/32", fetch_max_chars=1000 + i))
         await reader.fetch(f"{engine.url}/page{i}")  # a page no cache holds: the reader opens its session
         readers.append(reader)
         sessions.append(reader.client.transport.pool)  # the session this reader opened

@@ -22,7 +22,7 @@ def env(**extra: str) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
     base.update({"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
                  "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"], "METASEARCH_CACHE_TTL_S": "0",
-                 "METASEARCH_ALLOW_PRIVATE_HOSTS": "1", "METASEARCH_FETCH_HOST_INTERVAL_MS": "0", **extra})
+                 "METASEARCH_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32", "METASEARCH_FETCH_HOST_INTERVAL_MS": "0", **extra})
     return base
 
 
@@ -116,7 +116,7 @@ async def test_http_service_fetch(standins):
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html()),
                                   "/gone": page("gone", status=410)}))
-    settings = Settings(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0)
+    settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0)
     async with TestClient(TestServer(build_app(settings))) as client:
         ok = await client.get("/fetch", params={"url": site.url + "/post", "max_chars": "500", "format": "text"})
         assert ok.status == 200

@@ -220,9 +220,9 @@ def test_forgotten_searchers_close_their_store_outside_a_loop(private_state):
 async def test_forgotten_readers_close_their_session_in_a_running_loop(standins, monkeypatch):
     from plugin.reading import reader as reading
 
-    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
     engine = await standins(page("<html><body><article><p>" + "Some text. " * 50 + "</p></article></body></html>"))
-    kept = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts=True))
+    kept = reading.reader_for(Settings(fetch_robots=False, allow_private_hosts="127.0.0.1/32"))
     await kept.fetch(f"{engine.url}/page")  # the reader opens its session
     session = kept.client.transport.pool
     memo.forget_all()

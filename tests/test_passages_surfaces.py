@@ -31,7 +31,7 @@ EXTRA = "".join(f"<h2>Part {i}</h2><p>Section {i} talks about topic number {i}. 
 
 
 def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000)
+    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000)
     base.update(overrides)
     return Settings(**base)
 

@@ -9,8 +9,10 @@ aiohttp connects to exactly the addresses it returns, so a name cannot pass the 
 address and then connect to a private one (DNS rebinding), and every address a name resolves to is
 checked, not just the first. Hosts written as IP addresses never reach a resolver; `check_url`
 refuses private ones before any connection, for the first URL and for every redirect hop.
-`allow_private_hosts` (METASEARCH_ALLOW_PRIVATE_HOSTS=1) turns the address check off for tests and
-self-hosters reading their own network.
+
+`allow_private_hosts` (METASEARCH_ALLOW_PRIVATE_HOSTS) is a `PrivateAllowance`: `1` turns the address
+check off (self-hosters reading their own network); a comma-separated list of address blocks and host
+names (`127.0.0.1/32,10.1.2.0/24,searx.internal`) lets reads reach those and nothing else private.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 from urllib.parse import urlsplit
 
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -28,13 +30,100 @@ from engines.hosts import HOST_LABEL
 from plugin.errors import INVALID_URL, PRIVATE_ADDRESS, FetchError
 
 MAX_URL_CHARS = 4096
-# Every private_address refusal says how an operator lifts it (a model cannot; the person running it can).
-PRIVATE_OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1 lets page reads reach private addresses"
+ALLOW_VARIABLE = "METASEARCH_ALLOW_PRIVATE_HOSTS"
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"0", "false", "no", "off", ""})
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def private_address(message: str, url: str | None = None) -> FetchError:
-    """FetchError private_address: `message`, then how to opt in."""
-    return FetchError(PRIVATE_ADDRESS, f"{message} ({PRIVATE_OPT_IN})", **({"url": url} if url else {}))
+@dataclass(frozen=True)
+class PrivateAllowance:
+    """Which addresses that are not public a page read may still reach: all of them (`everything`),
+    those inside `networks`, and whatever the host names in `names` resolve to (the operator named
+    that host, e.g. an internal SearXNG). Public addresses are always reachable."""
+
+    everything: bool = False
+    networks: tuple[Network, ...] = ()
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, value: "bool | str | Sequence[str] | PrivateAllowance | None") -> "PrivateAllowance":
+        """From the setting's value: a bool, `0`/`1`, or a comma-separated list (or a list) of address
+        blocks (`10.1.2.0/24`; a bare address is a block of one) and host names. ValueError names a bad
+        entry."""
+        if isinstance(value, PrivateAllowance):
+            return value
+        if value is None or isinstance(value, bool):
+            return cls(everything=bool(value))
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in _YES or word in _NO:
+                return cls(everything=word in _YES)
+            value = value.split(",")
+        networks: list[Network] = []
+        names: set[str] = set()
+        for raw in value:
+            entry = str(raw).strip().lower().rstrip(".")
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+                continue
+            except ValueError:
+                pass
+            if "/" in entry or ":" in entry or not _is_host_name(entry):
+                raise ValueError(f"{str(raw).strip()[:80]!r} is neither an address block (such as 10.1.2.0/24 or "
+                                 "127.0.0.1/32) nor a host name")
+            names.add(entry)
+        return cls(networks=tuple(dict.fromkeys(networks)), names=frozenset(names))
+
+    @property
+    def entries(self) -> list[str]:
+        """The list as written back: blocks, then names (empty for `everything` or nothing)."""
+        return [str(network) for network in self.networks] + sorted(self.names)
+
+    def __bool__(self) -> bool:
+        return self.everything or bool(self.networks) or bool(self.names)
+
+    def permits_address(self, address: str) -> bool:
+        """Whether an address that is not public may be reached."""
+        if self.everything:
+            return True
+        try:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip.version == network.version and ip in network for network in self.networks)
+
+    def permits_name(self, host: str) -> bool:
+        """Whether `host` is a name the operator listed (whatever it resolves to)."""
+        return self.everything or host.rstrip(".").lower() in self.names
+
+    def opt_in(self) -> str:
+        """How an operator lifts a refusal (a model cannot; the person running it can), naming the list."""
+        if self.networks or self.names:
+            return (f"not in {ALLOW_VARIABLE}={','.join(self.entries)}; add the address, its block or the host "
+                    f"name there, or {ALLOW_VARIABLE}=1 lets page reads reach every private address")
+        return f"{ALLOW_VARIABLE}=1 lets page reads reach private addresses, or a list such as 10.1.2.0/24,searx.internal"
+
+
+def _is_host_name(name: str) -> bool:
+    try:
+        ascii_name = name if name.isascii() else name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    return 0 < len(ascii_name) <= 253 and all(HOST_LABEL.fullmatch(label) for label in ascii_name.split("."))
+
+
+NOTHING_ALLOWED = PrivateAllowance()
+
+
+def private_address(message: str, url: str | None = None, allowance: PrivateAllowance = NOTHING_ALLOWED) -> FetchError:
+    """FetchError private_address: `message`, then how to opt in (naming the allow-list when one is set)."""
+    return FetchError(PRIVATE_ADDRESS, f"{message} ({allowance.opt_in()})", **({"url": url} if url else {}))
 
 
 @dataclass(frozen=True)
@@ -71,9 +160,12 @@ def public_address(address: str) -> bool:
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool] = public_address) -> Target:
-    """The URL as a Target, or FetchError invalid_url / private_address. `public` classifies addresses
-    (tests let a loopback stand-in play a public site)."""
+def check_url(url: object, *, allow_private: "bool | PrivateAllowance",
+              public: Callable[[str], bool] = public_address) -> Target:
+    """The URL as a Target, or FetchError invalid_url / private_address. `allow_private`: what may be
+    reached beyond public addresses (`PrivateAllowance`, or a bool for all or nothing). `public`
+    classifies addresses (tests let a loopback stand-in play a public site)."""
+    allowance = PrivateAllowance.of(allow_private)
     if not isinstance(url, str) or not url.strip():
         raise FetchError(INVALID_URL, "url is required: an http:// or https:// address")
     url = url.strip()
@@ -104,12 +196,13 @@ def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool]
         if len(ascii_host) > 253 or not all(HOST_LABEL.fullmatch(label) for label in ascii_host.split(".")):
             raise FetchError(INVALID_URL, f"host {host[:80]!r} is not a valid domain name")
     target = Target(url=url, scheme=scheme, host=host, port=port or (443 if scheme == "https" else 80))
-    if not allow_private:
+    if not allowance.everything:
         literal = _ip_literal(host)
-        if literal is not None and not public(literal):
-            raise private_address(f"{host} is not a public address; reading it is refused")
-        if host == "localhost" or host.endswith(".localhost"):
-            raise private_address(f"{host} is this machine; reading it is refused")
+        if literal is not None and not public(literal) and not allowance.permits_address(literal):
+            raise private_address(f"{host} is not a public address; reading it is refused", allowance=allowance)
+        # The machine itself, whatever DNS says; with address blocks allowed, the resolver judges its addresses.
+        if (host == "localhost" or host.endswith(".localhost")) and not (allowance.permits_name(host) or allowance.networks):
+            raise private_address(f"{host} is this machine; reading it is refused", allowance=allowance)
     return target
 
 
@@ -137,25 +230,29 @@ class PrivateAddressRefused(OSError):
 
 class GuardedResolver(AbstractResolver):
     """Resolves with `inner` (the system resolver by default) and refuses the name when any of its
-    addresses is not public, unless `allow_private`."""
+    addresses is neither public nor allowed (`allow_private`, a PrivateAllowance or a bool), unless the
+    name itself is on the allow-list."""
 
-    def __init__(self, inner: AbstractResolver | None = None, *, allow_private: bool = False,
+    def __init__(self, inner: AbstractResolver | None = None, *, allow_private: "bool | PrivateAllowance" = False,
                  public: Callable[[str], bool] = public_address):
         if inner is None:
             from aiohttp.resolver import ThreadedResolver
 
             inner = ThreadedResolver()
         self.inner = inner
-        self.allow_private = allow_private
+        self.allowance = PrivateAllowance.of(allow_private)
         self.public = public
+
+    def permits(self, host: str, address: str) -> bool:
+        """Whether a connection for `host` may go to `address` (the one rule of every guarded connection)."""
+        return self.public(address) or self.allowance.permits_address(address) or self.allowance.permits_name(host)
 
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         found = await self.inner.resolve(host, port, family)
-        if not self.allow_private:
-            for entry in found:
-                if not self.public(entry["host"]):
-                    raise PrivateAddressRefused(host, entry["host"])
+        for entry in found:
+            if not self.permits(host, entry["host"]):
+                raise PrivateAddressRefused(host, entry["host"])
         return found
 
     async def close(self) -> None:

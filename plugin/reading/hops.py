@@ -31,8 +31,8 @@ from plugin.errors import HTTP_ERROR, OVERLOADED, PRIVATE_ADDRESS, TIMEOUT, TOO_
 from plugin.infra.admission import EngineClock, Lane, Lanes, Overloaded, turn
 from plugin.infra.egress import choose_proxy
 from plugin.infra.transport import Transport, TransportError
-from plugin.reading.addresses import (GuardedResolver, PrivateAddressRefused, Target, check_url, private_address,
-                                     public_address)
+from plugin.reading.addresses import (NOTHING_ALLOWED, GuardedResolver, PrivateAddressRefused, PrivateAllowance,
+                                     Target, check_url, private_address, public_address)
 from plugin.settings import SECRET_HEADER, Settings
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -96,7 +96,8 @@ class PageClient:
         classification (`public_address`); tests pass their own, never production code."""
         self.settings = settings
         self.public = public
-        self.guard = GuardedResolver(resolver, allow_private=settings.allow_private_hosts, public=public)
+        self.allowance = settings.private_allowance()
+        self.guard = GuardedResolver(resolver, allow_private=self.allowance, public=public)
         # The one transport, with the page cap and the guarded resolver; an HTTP proxy's own name is
         # resolved without the guard (the operator chose it; the page's name is checked before a hop is
         # handed to it, in _check_behind_proxy).
@@ -111,7 +112,7 @@ class PageClient:
         await self.transport.close()
 
     def check(self, url: object) -> Target:
-        return check_url(url, allow_private=self.settings.allow_private_hosts, public=self.public)
+        return check_url(url, allow_private=self.allowance, public=self.public)
 
     def read_clock(self, deadline: float) -> EngineClock:
         """One read's time: the page's own (`fetch_timeout_ms`, spent only while a request is out) and the
@@ -181,9 +182,9 @@ class PageClient:
         except TransportError as exc:
             if exc.kind == "skipped":  # not admitted in time (too many reads out): our load too
                 raise self.queued_too_long(target, clock) from None
-            raise as_fetch_error(exc, target) from None
+            raise as_fetch_error(exc, target, self.allowance) from None
         except PrivateAddressRefused as exc:
-            raise private_address(str(exc), url=target.url[:500]) from None
+            raise private_address(str(exc), url=target.url[:500], allowance=self.allowance) from None
 
     def queued_too_long(self, target: Target, clock: EngineClock) -> FetchError:
         settings = self.settings
@@ -199,7 +200,7 @@ class PageClient:
         the name is resolved and checked here first (every address), so a proxy inside a private network
         is not a way into it. (The proxy resolves again; pinning its answer is not possible.)"""
         settings = self.settings
-        if settings.allow_private_hosts or ":" in target.host or target.host.replace(".", "").isdigit():
+        if self.allowance.everything or ":" in target.host or target.host.replace(".", "").isdigit():
             return  # no guard wanted, or an address literal (check_url judged it)
         if choose_proxy(target.url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env) is None:
             return
@@ -213,9 +214,9 @@ class PageClient:
                                           f"the read goes through the proxy: {exc}") from None
 
 
-def as_fetch_error(exc: TransportError, target: Target) -> FetchError:
+def as_fetch_error(exc: TransportError, target: Target, allowance: PrivateAllowance = NOTHING_ALLOWED) -> FetchError:
     if isinstance(exc.cause, PrivateAddressRefused):
-        return private_address(str(exc.cause), url=target.url[:500])
+        return private_address(str(exc.cause), url=target.url[:500], allowance=allowance)
     if exc.kind == "skipped":  # not admitted before the deadline (too many reads out): our load
         return FetchError(OVERLOADED, f"{target.host}: {exc.detail}", url=target.url[:500])
     if exc.kind == "timeout":
