@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, text_of
 from engines.redirects import unwrap
@@ -230,6 +230,7 @@ def _snippet_and_date(block, title: str, options: SearchOptions):
 class Baidu(ScrapedEngine):
     facts = EngineFacts(
         name="baidu",
+        profile=CHROME.name,
         tier="primary",
         weight=0.8,
         region="cjk",
@@ -271,8 +272,7 @@ class Baidu(ScrapedEngine):
             params.append(("gpc", time_filter(options.time_range, options.now)))
             params.append(("tfflag", "1"))
         region = options.region or ""
-        headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
-        headers["Referer"] = "https://www.baidu.com/"
+        headers = CHROME.navigate(URL, region if region.lower().startswith("zh") else "zh-CN", referer="https://www.baidu.com/")
         return Request("GET", URL, params=tuple(params), headers=headers)
 
     def rows_before(self, options: SearchOptions) -> int:

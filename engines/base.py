@@ -76,6 +76,9 @@ class EngineFacts:
     paging: bool = False
     max_page: int | None = None
     description: str = ""
+    # The browser the transport presents to this engine (a name in engines.browser.PROFILES: its TLS and
+    # HTTP/2 fingerprint with its headers); None: a JSON API, reached as the API client it is.
+    profile: str | None = None
 
     def applies_time(self, time_range: str | None) -> bool:
         return self.native_time and (self.native_time_ranges is None or time_range in self.native_time_ranges)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from engines.base import EngineFacts, Request, SearchOptions, query_with_domains
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.regions import table
 from engines.scraped import ScrapedEngine
 
@@ -44,7 +44,7 @@ def build_request(base: str, query: str, options: SearchOptions, market: str) ->
     if flt:
         params.append(("filters", flt))
     params.append(("adlt", _SAFE[options.safesearch]))
-    headers = browser_headers(market)
+    headers = CHROME.navigate(base + "/search", market)
     # Bing reads the market from this cookie too; it keeps the page in one language.
     headers["Cookie"] = f"_EDGE_CD=m={market.lower()}&u={market.lower()}; _EDGE_S=mkt={market.lower()}"
     return Request("GET", base + "/search", params=tuple(params), headers=headers)
@@ -75,6 +75,7 @@ class BingPage(ScrapedEngine):
 class Bing(BingPage):
     facts = EngineFacts(
         name="bing",
+        profile=CHROME.name,
         tier="primary",
         weight=1.0,
         region="global",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engines.browser import CHROME
 from engines.base import EngineFacts, Request, SearchOptions
 from engines.bing import MARKETS, BingPage, build_request
 
@@ -12,6 +13,7 @@ _MARKETS = {tag: market for tag, market in MARKETS.items() if tag.startswith("zh
 class BingCn(BingPage):
     facts = EngineFacts(
         name="bing-cn",
+        profile=CHROME.name,
         tier="primary",
         weight=1.0,
         region="cjk",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from engines.base import EngineFacts, Request, SearchOptions, query_with_domains
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, first, text_of
 from engines.regions import by_country
@@ -80,6 +80,7 @@ def _leading_stamp(content):
 class Brave(ScrapedEngine):
     facts = EngineFacts(
         name="brave",
+        profile=CHROME.name,
         tier="primary",
         weight=1.0,
         region="global",
@@ -123,9 +124,8 @@ class Brave(ScrapedEngine):
             params.append(("offset", str(options.page - 1)))  # a page index, as ddgs and SearXNG send it
         if options.time_range:
             params.append(("tf", _TIME[options.time_range]))
-        headers = browser_headers(options.region)
+        headers = CHROME.navigate(URL, options.region, referer="https://search.brave.com/")
         headers["Cookie"] = cookies_for(options)
-        headers["Referer"] = "https://search.brave.com/"
         return Request("GET", URL, params=tuple(params), headers=headers)
 
     def link_of(self, block, title_node):

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from engines import duckduckgo as ddg
 from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_domains
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, text_of
 from engines.redirects import unwrap
@@ -35,6 +35,7 @@ def _is_ad_link(url: str) -> bool:
 class DuckDuckGoLite(ScrapedEngine):
     facts = EngineFacts(
         name="duckduckgo-lite",
+        profile=CHROME.name,
         tier="fallback",
         weight=0.8,
         region="global",
@@ -61,13 +62,9 @@ class DuckDuckGoLite(ScrapedEngine):
         if options.time_range:
             form.append(("df", ddg.TIME[options.time_range]))
         form.append(("kp", ddg.SAFE.get(options.safesearch, "-1")))
-        headers = browser_headers(options.region)
-        headers.update({
-            "Content-Type": "application/x-www-form-urlencoded",
-            "Origin": "https://lite.duckduckgo.com",
-            "Referer": "https://lite.duckduckgo.com/",
-        })
-        return Request("POST", URL, form=tuple(form), headers=headers)
+        # A form on lite.duckduckgo.com posted to itself, with Chrome's headers for it (see duckduckgo_html).
+        return Request("POST", URL, form=tuple(form),
+                       headers=CHROME.form_post(URL, "https://lite.duckduckgo.com/", options.region))
 
     def classify_status(self, response: Response) -> Parsed | None:
         return ddg.refusal_status(response)  # the same 202 answer as the html endpoint

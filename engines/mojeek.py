@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from engines.base import EngineFacts, Request, SearchOptions, query_with_site
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.markup import attr
 from engines.scraped import ScrapedEngine
 
@@ -65,6 +65,7 @@ def region_cookies(region: str | None) -> list[tuple[str, str]]:
 class Mojeek(ScrapedEngine):
     facts = EngineFacts(
         name="mojeek",
+        profile=CHROME.name,
         tier="fallback",
         weight=0.6,
         region="global",
@@ -98,8 +99,7 @@ class Mojeek(ScrapedEngine):
             params.append(("s", str((options.page - 1) * 10 + 1)))  # 1-based first row, as ddgs sends it
         if options.time_range:
             params.append(("since", since_date(options.time_range, options.now)))
-        headers = browser_headers(options.region)
-        headers["Referer"] = "https://www.mojeek.com/"
+        headers = CHROME.navigate(URL, options.region, referer="https://www.mojeek.com/")
         cookies = region_cookies(options.region)
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)

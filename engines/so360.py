@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, first, inside, text_of
 from engines.scraped import ScrapedEngine, absolute_http, host_and_path
@@ -59,6 +59,7 @@ def _without_prefix(text: str, prefix: str) -> str:
 class So360(ScrapedEngine):
     facts = EngineFacts(
         name="so360",
+        profile=CHROME.name,
         # One real page is all there is to judge it by: a fallback with a modest weight until the
         # ranking bench has measured it against the other CJK engines.
         tier="fallback",
@@ -97,8 +98,7 @@ class So360(ScrapedEngine):
         if options.page > 1:
             params.append(("pn", str(options.page)))
         region = options.region or ""
-        headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
-        headers["Referer"] = "https://www.so.com/"
+        headers = CHROME.navigate(URL, region if region.lower().startswith("zh") else "zh-CN", referer="https://www.so.com/")
         return Request("GET", URL, params=tuple(params), headers=headers)
 
     def parse_body(self, response: Response, query: str, options: SearchOptions) -> Parsed:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from engines.base import EngineFacts, Request, SearchOptions, query_with_site
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
 from engines.markup import attr, first, text_of
 from engines.redirects import unwrap
@@ -119,6 +119,7 @@ def _cite_date(block, options: SearchOptions):
 class Sogou(ScrapedEngine):
     facts = EngineFacts(
         name="sogou",
+        profile=CHROME.name,
         # One real page is all there is to judge it by: a fallback with a modest weight until the
         # ranking bench has measured it against the other CJK engines.
         tier="fallback",
@@ -165,8 +166,7 @@ class Sogou(ScrapedEngine):
         if options.page > 1:
             params.append(("page", str(options.page)))
         region = options.region or ""
-        headers = browser_headers(region if region.lower().startswith("zh") else "zh-CN")
-        headers["Referer"] = "https://www.sogou.com/"
+        headers = CHROME.navigate(URL, region if region.lower().startswith("zh") else "zh-CN", referer="https://www.sogou.com/")
         return Request("GET", URL, params=tuple(params), headers=headers)
 
     def blocks(self, tree) -> list:

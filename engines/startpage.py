@@ -27,7 +27,7 @@ from engines.base import (
     not_understood,
     query_with_domains,
 )
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.markup import attr, first, text_of
 from engines.regions import table
 from engines.scraped import ScrapedEngine, host_and_path
@@ -100,13 +100,8 @@ def search_request(query: str, options: SearchOptions, token: str | None) -> Req
     ]
     if options.page > 1:
         form += [("page", str(options.page)), ("segment", "startpage.udog")]  # as SearXNG's startpage engine
-    headers = browser_headers(options.region)
-    headers.update({
-        "Content-Type": "application/x-www-form-urlencoded",
-        "Origin": BASE,
-        "Referer": HOME_URL,
-    })
-    return Request("POST", SEARCH_URL, form=tuple(form), headers=headers)
+    # Searched from its home page: the form POST's headers as Chrome sends them (origin, referer, type).
+    return Request("POST", SEARCH_URL, form=tuple(form), headers=CHROME.form_post(SEARCH_URL, HOME_URL, options.region))
 
 
 def _token(tree) -> str:
@@ -133,6 +128,7 @@ def _is_google_ad(url: str) -> bool:
 class Startpage(ScrapedEngine):
     facts = EngineFacts(
         name="startpage",
+        profile=CHROME.name,
         tier="fallback",
         weight=1.0,
         region="global",
@@ -163,7 +159,7 @@ class Startpage(ScrapedEngine):
                        "We didn't find any results", "We did not find any results")
 
     def build(self, query: str, options: SearchOptions) -> Request:
-        return Request("GET", HOME_URL, headers=browser_headers(options.region))
+        return Request("GET", HOME_URL, headers=CHROME.navigate(HOME_URL, options.region))
 
     def classify_status(self, response: Response) -> Parsed | None:
         if not self._searched(response):

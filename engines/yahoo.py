@@ -20,7 +20,7 @@ import re
 from urllib.parse import urlencode, urlsplit
 
 from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_domains
-from engines.browser import browser_headers
+from engines.browser import CHROME
 from engines.dates import leading_date
 from engines.markup import ancestor, attr, first, text_of
 from engines.regions import by_country
@@ -117,6 +117,7 @@ def _title(heading, link) -> str:
 class Yahoo(ScrapedEngine):
     facts = EngineFacts(
         name="yahoo",
+        profile=CHROME.name,
         tier="fallback",
         weight=1.0,
         region="global",
@@ -161,13 +162,14 @@ class Yahoo(ScrapedEngine):
             params.append(("btf", _TIME[options.time_range]))
         safe = _SAFE.get(options.safesearch, "i")
         params.append(("vm", safe))
-        headers = browser_headers(options.region)
+        url = f"https://{host_for(options.region)}/search"
+        headers = CHROME.navigate(url, options.region)
         # Yahoo keeps search preferences in the sB cookie; vm there is what sticks.
         preferences = {"v": "1", "vm": safe, "fl": "1", "pn": "10", "rw": "new", "userset": "1"}
         if lang:
             preferences["vl"] = f"lang_{lang}"
         headers["Cookie"] = "sB=" + urlencode(preferences)
-        return Request("GET", f"https://{host_for(options.region)}/search", params=tuple(params), headers=headers)
+        return Request("GET", url, params=tuple(params), headers=headers)
 
     def classify_status(self, response: Response) -> Parsed | None:
         if response.status == 999:

@@ -340,8 +340,14 @@ class Settings(BaseSettings):
         default_factory=dict, repr=False, description="Engine name -> its own proxy URL, or 'direct' (METASEARCH_PROXIES as JSON)")
     proxy_from_env: bool = Field(
         True, description="Use HTTPS_PROXY / HTTP_PROXY / ALL_PROXY when no proxy is set; NO_PROXY hosts go direct")
-    ca_file: Path | None = Field(
-        None, description="Extra CA certificates (PEM) to trust, e.g. a TLS-inspecting corporate proxy's")
+    ca_bundle: Path | None = Field(
+        None, validation_alias=AliasChoices("ca_bundle", "METASEARCH_CA_BUNDLE", "ca_file", "METASEARCH_CA_FILE"),
+        description="A PEM file of extra root certificates trusted for engines and page reads besides the "
+                    "system's, e.g. a TLS-inspecting corporate proxy's (METASEARCH_CA_BUNDLE; certificates "
+                    "are always checked)")
+    transport: Literal["browser", "plain"] = Field(
+        "browser", description="browser: scraped engines and page reads present the TLS and HTTP/2 fingerprint "
+                               "of the browser their headers name (curl_cffi); plain: every request over aiohttp")
     user_agent: str | None = Field(
         None, description="User-Agent for every engine instead of each engine's own default")
     extra_headers: dict[str, str] = Field(
@@ -463,9 +469,10 @@ class Settings(BaseSettings):
     fetch_max_bytes: int = Field(10_000_000, ge=10_000, description="Cap on a page's body after decompression")
     fetch_cache_ttl_s: float = Field(3600, ge=0, description="How long a read page is kept for reading on with "
                                                              "offset; 0 disables the page cache")
-    fetch_user_agent: str = Field("Mozilla/5.0 (compatible; metasearch/0.1; page reader for AI agents)",
-                                  min_length=1, description="User-Agent header of page reads; when set it wins over "
-                                                              "user_agent for them (see plugin.reading.hops)")
+    fetch_user_agent: str | None = Field(
+        None, min_length=1, description="User-Agent of page reads instead of the browser profile's (or, on the plain "
+                                        "transport, the reader's own); when set it wins over user_agent for them "
+                                        "(see plugin.reading.hops)")
     fetch_robots: bool = Field(True, description="Honour robots.txt (RFC 9309) for the token 'metasearch'")
     robots_cache_ttl_s: float = Field(86400, ge=0, description="How long a site's robots.txt is kept")
     robots_error_ttl_s: float = Field(600, ge=0, description="A robots.txt that answered 5xx counts as "
@@ -606,6 +613,21 @@ class Settings(BaseSettings):
             raise ValueError(f"cannot be read: {path}")
         return value
 
+    @field_validator("ca_bundle")
+    @classmethod
+    def _ca_bundle_holds_certificates(cls, value: Path | None) -> Path | None:
+        # A bundle that is missing or holds no certificate would fail every TLS request, far from the cause.
+        if value is None:
+            return None
+        path = Path(value).expanduser()
+        try:
+            text = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"cannot be read: {path} ({exc.strerror or exc})") from None
+        if b"-----BEGIN CERTIFICATE-----" not in text:
+            raise ValueError(f"holds no PEM certificate (-----BEGIN CERTIFICATE-----): {path}")
+        return path
+
     @field_validator("allow_private_hosts", mode="before")
     @classmethod
     def _allowance_is_all_or_a_list(cls, value: Any) -> bool | list[str]:
@@ -652,7 +674,7 @@ class Settings(BaseSettings):
         _check_engine_names(list(value))  # unknown_engine, like every other per-engine setting
         return {name: DIRECT if url.strip().lower() == DIRECT else check_proxy_url(url) for name, url in value.items()}
 
-    @field_validator("user_agent", "extra_headers")
+    @field_validator("user_agent", "fetch_user_agent", "extra_headers")
     @classmethod
     def _headers_are_single_lines(cls, value):
         # A CR or LF would let a value smuggle a header or a request of its own.

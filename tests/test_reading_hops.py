@@ -4,6 +4,8 @@ DNS to 127.0.0.1 only."""
 
 from __future__ import annotations
 
+import pytest
+
 from aiohttp import web
 
 from pages import ARTICLE_PARAGRAPHS, StandInDNS, article_html, loopback_is_public, paths, redirect, routes
@@ -110,37 +112,53 @@ async def read_once(site: StandIn, reader_settings: Settings) -> None:
         await reader.fetch(site.url + "/post")
 
 
-async def test_fetch_user_agent_wins_over_the_global_user_agent_for_page_reads(standins, monkeypatch):
-    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
-    default = Settings.model_fields["fetch_user_agent"].default
+@pytest.mark.parametrize("transport", ["browser", "plain"])
+async def test_fetch_user_agent_wins_over_the_global_user_agent_for_page_reads(standins, monkeypatch, transport):
+    from engines.browser import CHROME
+    from plugin.reading.hops import PLAIN_READER_AGENT
 
-    await read_once(site, settings())
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    default = CHROME.user_agent if transport == "browser" else PLAIN_READER_AGENT
+
+    await read_once(site, settings(transport=transport))
     assert user_agents(site) == [default, default]  # robots.txt and the page alike
     site.requests.clear()
 
-    await read_once(site, settings(user_agent="GlobalAgent/1"))  # no fetch_user_agent: the global one
+    await read_once(site, settings(transport=transport, user_agent="GlobalAgent/1"))  # no fetch_user_agent
     assert user_agents(site) == ["GlobalAgent/1", "GlobalAgent/1"]
     site.requests.clear()
 
-    await read_once(site, settings(user_agent="GlobalAgent/1", fetch_user_agent="ReaderAgent/2"))
+    await read_once(site, settings(transport=transport, user_agent="GlobalAgent/1", fetch_user_agent="ReaderAgent/2"))
     assert user_agents(site) == ["ReaderAgent/2", "ReaderAgent/2"]
     site.requests.clear()
 
-    # Set in the environment counts as set; so does the default spelled out.
+    # Set in the environment counts as set.
     monkeypatch.setenv("METASEARCH_FETCH_USER_AGENT", "EnvReader/3")
-    await read_once(site, settings(user_agent="GlobalAgent/1"))
+    await read_once(site, settings(transport=transport, user_agent="GlobalAgent/1"))
     assert user_agents(site) == ["EnvReader/3", "EnvReader/3"]
-    monkeypatch.delenv("METASEARCH_FETCH_USER_AGENT")
-    site.requests.clear()
-    await read_once(site, settings(user_agent="GlobalAgent/1", fetch_user_agent=default))
-    assert user_agents(site) == [default, default]
 
 
-async def test_page_reads_say_what_they_accept(standins):
-    from plugin.reading.hops import ACCEPT
+async def test_page_reads_are_chrome_opening_the_page_on_the_browser_transport(standins):
+    from engines.browser import CHROME
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     await read_once(site, settings())
+    expected = CHROME.navigate(site.url + "/post")
+    for seen in site.requests:
+        assert seen.method == "GET"
+        sent = {name.lower(): value for name, value in seen.headers.items()}
+        for name, value in expected.items():
+            assert sent[name.lower()] == value, name
+        # The headers go out in the order Chrome sends them (HTTP/1.1 here: Host first).
+        order = [name.lower() for name in seen.headers if name.lower() in {k.lower() for k in expected}]
+        assert order == [name.lower() for name in expected]
+
+
+async def test_page_reads_say_what_they_accept_on_the_plain_transport(standins):
+    from plugin.reading.hops import ACCEPT
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    await read_once(site, settings(transport="plain"))
     for seen in site.requests:
         assert seen.method == "GET" and seen.headers.get("Accept") == ACCEPT
         assert seen.headers.get("Accept-Encoding") == "gzip, deflate"

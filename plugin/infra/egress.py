@@ -100,15 +100,32 @@ def choose_proxy(url: str, engine: str, proxy: str | None, per_engine: Mapping[s
 
 
 def identity_headers(headers: Mapping[str, str], user_agent: str | None,
-                     extra: Mapping[str, str]) -> dict[str, str]:
-    """The engine's headers with the configured User-Agent and extra headers laid over them
-    (names compared case-insensitively, so `user-agent` replaces the engine's `User-Agent`)."""
-    merged = dict(headers)
+                     extra: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The engine's headers, in their order, with the configured User-Agent and extra headers laid over
+    them: a header the engine sends is replaced where it stands (names compared case-insensitively, so
+    `user-agent` replaces the engine's `User-Agent`), a new one goes where place_header puts it."""
+    merged = list(headers.items())
     overrides = dict(extra)
     if user_agent:
         overrides["User-Agent"] = user_agent
     for name, value in overrides.items():
-        for existing in [key for key in merged if key.lower() == name.lower()]:
-            del merged[existing]
-        merged[name] = value
+        merged = place_header(merged, name, value)
     return merged
+
+
+# The header Chrome sends last; one the transport adds (Cookie, an operator's extra header) goes before it.
+LAST_HEADER = "priority"
+
+
+def place_header(headers: list[tuple[str, str]], name: str, value: str) -> list[tuple[str, str]]:
+    """`headers` with `name` set to `value`: in the place of the first header of that name (any later ones
+    dropped), else before the `priority` header that ends a browser profile's headers, else last. An empty
+    value removes the header."""
+    lowered = name.lower()
+    kept = [(key, val) for key, val in headers if key.lower() != lowered]
+    if not value:
+        return kept
+    at = next((i for i, (key, _) in enumerate(headers) if key.lower() == lowered), None)
+    if at is None:
+        at = next((i for i, (key, _) in enumerate(kept) if key.lower() == LAST_HEADER), len(kept))
+    return [*kept[:at], (name, value), *kept[at:]]

@@ -13,9 +13,12 @@ spent while a request is out); a read whose deadline passes while it waits is `o
 Cookies: the transport keeps no jar, so a read keeps its own (`ReadCookies`): a cookie a hop's response
 sets is sent on the following hops of the same read to the same host (sites that set a cookie and
 redirect back to see it), and goes nowhere else: not to other hosts, not to other reads, not to
-engines. Identity: `fetch_user_agent` when set, else the global `user_agent`, else the
-`fetch_user_agent` default (`page_user_agent`); `extra_headers` whose names look like credentials
-(`Authorization`, `Cookie`, `*token*`, `*key*`) are meant for engines and are not sent to pages.
+engines. Identity: on the browser transport (the default) a read is Chrome opening the page (engines.browser:
+its TLS, HTTP/2 and headers), since sites that turn away scripts turn away a Python client; on the plain
+transport it is a reader for agents (`PLAIN_READER_AGENT`). `fetch_user_agent` when set, else the global
+`user_agent`, replaces the User-Agent (`page_user_agent`). robots.txt is honoured for the token
+`metasearch` either way. `extra_headers` whose names look like credentials (`Authorization`, `Cookie`,
+`*token*`, `*key*`) are meant for engines and are not sent to pages.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from urllib.parse import urljoin
 from aiohttp.abc import AbstractResolver
 
 from engines.base import Request, Response
+from engines.browser import CHROME
 from plugin.errors import HTTP_ERROR, OVERLOADED, PRIVATE_ADDRESS, TIMEOUT, TOO_LARGE, FetchError
 from plugin.infra.admission import EngineClock, Lane, Lanes, Overloaded, turn
 from plugin.infra.egress import choose_proxy
@@ -39,20 +43,21 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # The transport's name for page reads: their admission lane (upstream_concurrency at once, all hosts
 # together, beside the lane of each host), no endpoint override, the global proxy if one is set.
 PAGE_UPSTREAM = "page"
+# What a read on the plain transport says of itself and accepts (the browser transport's are Chrome's).
 ACCEPT = ("text/html,application/xhtml+xml,application/pdf;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,"
           "application/json;q=0.8,*/*;q=0.5")
+PLAIN_READER_AGENT = "Mozilla/5.0 (compatible; metasearch/0.1; page reader for AI agents)"
+PAGE_PROFILE = CHROME
 
 
 class TooManyRedirects(FetchError):
     pass
 
 
-def page_user_agent(settings: Settings) -> str:
-    """The User-Agent of page reads: `fetch_user_agent` when it was set (code, environment, file), else the
-    global `user_agent` when set, else `fetch_user_agent`'s default."""
-    if "fetch_user_agent" in settings.model_fields_set or not settings.user_agent:
-        return settings.fetch_user_agent
-    return settings.user_agent
+def page_user_agent(settings: Settings) -> str | None:
+    """The User-Agent page reads send instead of their own: `fetch_user_agent` when set, else the global
+    `user_agent` when set, else None (the browser profile's, or PLAIN_READER_AGENT on the plain transport)."""
+    return settings.fetch_user_agent or settings.user_agent
 
 
 def page_settings(settings: Settings) -> Settings:
@@ -102,7 +107,7 @@ class PageClient:
         # resolved without the guard (the operator chose it; the page's name is checked before a hop is
         # handed to it, in _check_behind_proxy).
         self.transport = Transport(page_settings(settings), resolver=self.guard, proxy_resolver=self.guard.inner)
-        self.user_agent = page_user_agent(settings)
+        self.browser = settings.transport == "browser"
         # Politeness per host: the admission module's lanes (fetch_host_concurrency at once, starts
         # fetch_host_interval_ms apart); waiting for a turn is the read's queue time, not the page's.
         self.hosts = Lanes(lambda host: Lane(settings.fetch_host_concurrency, settings.fetch_host_interval_ms / 1000))
@@ -154,9 +159,12 @@ class PageClient:
                                status=response.status, url=target.url[:500])
 
     async def _exchange(self, target: Target, deadline: float, cookies: ReadCookies, clock: EngineClock) -> Response:
-        request = Request("GET", target.url, headers={
-            "User-Agent": self.user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate",
-            "Accept-Language": "en;q=0.9, *;q=0.5"})
+        if self.browser:  # a person opening the page (the transport lays page_user_agent over it)
+            headers = PAGE_PROFILE.navigate(target.url)
+        else:
+            headers = {"User-Agent": PLAIN_READER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate",
+                       "Accept-Language": "en;q=0.9, *;q=0.5"}
+        request = Request("GET", target.url, headers=headers)
         asked = False  # the turn was had: from here on a timeout is the page's
         try:
             # The caller's deadline covers everything; the page's own time (the clock's) runs only while a
@@ -169,7 +177,7 @@ class PageClient:
                     sent = cookies.for_hop(target)
                     jar = dict(sent)
                     response = await self.transport.fetch(request, PAGE_UPSTREAM, clock, jar, follow_redirects=False,
-                                                          any_content_type=True)
+                                                          any_content_type=True, profile=PAGE_PROFILE.name)
                     cookies.after_hop(target, sent, jar)
                     return response
         except Overloaded:
@@ -198,9 +206,10 @@ class PageClient:
     async def _check_behind_proxy(self, target: Target, deadline: float) -> None:
         """A read that goes through a proxy connects by the proxy's DNS, not through the guarded resolver:
         the name is resolved and checked here first (every address), so a proxy inside a private network
-        is not a way into it. (The proxy resolves again; pinning its answer is not possible.)"""
+        is not a way into it. On the plain transport only: the browser transport pins the connection (or the
+        proxy's CONNECT) to the address its guarded lookup checked, so there is no second lookup to race."""
         settings = self.settings
-        if self.allowance.everything or ":" in target.host or target.host.replace(".", "").isdigit():
+        if self.browser or self.allowance.everything or ":" in target.host or target.host.replace(".", "").isdigit():
             return  # no guard wanted, or an address literal (check_url judged it)
         if choose_proxy(target.url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env) is None:
             return
