@@ -134,3 +134,11 @@ def standins_sync():
     yield f"http://127.0.0.1:{server.server_address[1]}", requests
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(params=["browser", "plain"])
+def both_transports(request, monkeypatch):
+    """Runs a test on each HTTP client behind the one transport (issue 26: every guarantee the transport makes
+    holds on the browser path, curl_cffi, as on the plain one, aiohttp): METASEARCH_TRANSPORT for the test."""
+    monkeypatch.setenv("METASEARCH_TRANSPORT", request.param)
+    return request.param

@@ -139,10 +139,10 @@ class Outsider:
     Tests of a refusal assert `connections == 0`; were the guard broken, nothing would still leave this
     machine."""
 
-    def __init__(self, host: str = "127.0.0.2"):
+    def __init__(self, host: str = "127.0.0.2", port: int = 0):
         self.host = host
         self.connections = 0
-        self.port = 0
+        self.port = port
         self._server: asyncio.base_events.Server | None = None
 
     async def __aenter__(self) -> "Outsider":
@@ -150,7 +150,7 @@ class Outsider:
             self.connections += 1
             writer.close()
 
-        self._server = await asyncio.start_server(accepted, self.host, 0)
+        self._server = await asyncio.start_server(accepted, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 

@@ -90,7 +90,7 @@ async def test_search_json_against_a_stand_in(standins):
 
 def test_version_does_not_import_heavy_modules():
     code = ("import sys; from plugin.surfaces.cli import main; main(['--version']); "
-            "heavy = [m for m in ('aiohttp', 'pydantic', 'mcp', 'selectolax', 'tldextract') if m in sys.modules]; "
+            "heavy = [m for m in ('aiohttp', 'pydantic', 'mcp', 'selectolax', 'tldextract', 'curl_cffi') if m in sys.modules]; "
             "print('HEAVY', heavy)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -1028,7 +1028,7 @@ def test_search_start_up_does_not_load_the_page_reader_libraries():
 
     code = ("import sys, plugin.surfaces.cli, plugin.pipeline.searcher, plugin.surfaces.mcp_server, "
             "plugin.surfaces.service, plugin.reading.reader, plugin.reading.attach; "
-            "print(sorted(m for m in ('trafilatura', 'pypdf', 'protego', 'lxml', 'justext', 'htmldate') "
+            "print(sorted(m for m in ('trafilatura', 'pypdf', 'protego', 'lxml', 'justext', 'htmldate', 'curl_cffi') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -424,7 +424,7 @@ def test_mcp_lists_its_tools_without_building_the_search_pipeline():
     code = ("import asyncio, sys; from plugin.surfaces.mcp_server import build_server; "
             "tools = asyncio.run(build_server().list_tools()); "
             "print(sorted(t.name for t in tools), [m for m in ('aiohttp', 'plugin.pipeline.searcher', "
-            "'plugin.infra.state') if m in sys.modules])")
+            "'plugin.infra.state', 'curl_cffi') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['search_engines', 'web_fetch', 'web_search', 'web_verify'] []"
 

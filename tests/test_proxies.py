@@ -20,6 +20,9 @@ from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from standins import StandIn, bing_page, page
 
+# Every guarantee on both paths: the browser client (curl_cffi) and the plain one (aiohttp).
+pytestmark = pytest.mark.usefixtures("both_transports")
+
 ROWS = [("Python asyncio docs", "https://docs.python.org/3/library/asyncio.html", "python asyncio event loop"),
         ("Asyncio tutorial", "https://realpython.com/async-io-python/", "python asyncio tutorial")]
 PASSWORD = "s3cret-proxy-pass"

@@ -14,6 +14,9 @@ from plugin.infra.admission import EngineClock
 from plugin.infra.transport import Transport, TransportError
 from plugin.settings import Settings
 
+# Every guarantee on both paths: the browser client (curl_cffi) and the plain one (aiohttp).
+pytestmark = pytest.mark.usefixtures("both_transports")
+
 CAP = 10_000  # the smallest cap the settings allow
 
 

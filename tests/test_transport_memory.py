@@ -6,11 +6,16 @@ from __future__ import annotations
 import tracemalloc
 import zlib
 
+import pytest
+
 from engines.base import Request
 from plugin.infra.admission import EngineClock
 from plugin.infra.transport import Transport, TransportError
 from plugin.settings import Settings
 from standins import page
+
+# Every guarantee on both paths: the browser client (curl_cffi) and the plain one (aiohttp).
+pytestmark = pytest.mark.usefixtures("both_transports")
 
 
 def gzip_bomb(inflated: int) -> bytes:

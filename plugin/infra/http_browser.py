@@ -98,8 +98,9 @@ class BrowserClient:
             pins["proxy"] = await self._proxy_pin(outgoing.proxy, outgoing.resolve_proxy)
         curl = Curl(cacert=self.cacert())
         head = _Head(outgoing)
+        connect_to = _Slist()
         try:
-            self._configure(curl, outgoing, url, headers, pins, head)
+            self._configure(curl, outgoing, url, headers, pins, head, connect_to)
             multi = self._multi()
             future = multi.add_handle(curl)
             try:
@@ -122,9 +123,10 @@ class BrowserClient:
                             protocol=head.protocol, set_cookies=[v for k, v in head.headers if k.lower() == "set-cookie"])
         finally:
             curl.close()
+            connect_to.free()  # after the handle that pointed at it
 
     def _configure(self, curl, outgoing: Outgoing, url: str, headers: list[tuple[str, str]],
-                   pins: dict, head: "_Head") -> None:
+                   pins: dict, head: "_Head", connect_to: "_Slist") -> None:
         from curl_cffi.const import CurlHttpVersion, CurlOpt
 
         if outgoing.profile and curl.impersonate(outgoing.profile, default_headers=False) != 0:
@@ -156,8 +158,8 @@ class BrowserClient:
         resolved = [pins[key].encode() for key in ("resolve", "proxy") if pins.get(key)]
         if resolved:
             curl.setopt(CurlOpt.RESOLVE, resolved)
-        if "connect_to" in pins:
-            curl.setopt(CurlOpt.CONNECT_TO, [pins["connect_to"].encode()])
+        if "connect_to" in pins:  # curl_cffi's setopt takes no list for this option: the slist is ours
+            connect_to.set(curl, CurlOpt.CONNECT_TO, pins["connect_to"])
         curl.setopt(CurlOpt.HEADERFUNCTION, head.header_line)
         curl.setopt(CurlOpt.WRITEFUNCTION, head.body_chunk)
 
@@ -284,6 +286,29 @@ class _Head:
             self.failure = exc
             return CURL_WRITEFUNC_ERROR
         return len(chunk)
+
+
+class _Slist:
+    """A libcurl string list we own (for CONNECT_TO), freed once the handle using it is gone."""
+
+    def __init__(self) -> None:
+        self._list = None
+
+    def set(self, curl, option, *entries: str) -> None:
+        from curl_cffi._wrapper import ffi, lib
+
+        self._list = self._list or ffi.NULL
+        for entry in entries:
+            self._list = lib.curl_slist_append(self._list, entry.encode())
+        if lib._curl_easy_setopt(curl._curl, option, self._list) != 0:
+            raise TransportError("error", "libcurl refused the connection's address pin")
+
+    def free(self) -> None:
+        if self._list is not None:
+            from curl_cffi._wrapper import lib
+
+            lib.curl_slist_free_all(self._list)
+            self._list = None
 
 
 def _header_line(name: str, value: str) -> bytes:
