@@ -189,3 +189,18 @@ async def test_credential_extra_headers_are_not_sent_to_pages(standins):
         assert seen.headers.get("X-Team") == "search"
         assert "Authorization" not in seen.headers and "X-Api-Key" not in seen.headers
         assert "Cookie" not in seen.headers
+
+
+async def test_redirect_hops_within_a_host_do_not_each_wait_the_politeness_interval(standins):
+    # Issue 29, item 20: each same-host redirect used to wait fetch_host_interval_ms again (250 ms by default).
+    # With a 5 s interval, three same-host hops took over 10 s of queue time; they are one read, one wait.
+    site = await standins(routes({"/a": redirect("/b"), "/b": redirect("/c"), "/c": redirect("/post"),
+                                  "/post": page(article_html())}))
+    async with Reader(settings(fetch_host_interval_ms=5000, fetch_robots=False, fetch_timeout_ms=20000,
+                               admission_wait_ms=60000)) as reader:
+        answer = await reader.fetch(site.url + "/a")
+        assert paths(site) == ["/a", "/b", "/c", "/post"] and answer.final_url == site.url + "/post"
+        assert answer.queue_ms < 2500, answer.queue_ms
+        # A second read of the host is a new read: it keeps the spacing after the first one's start.
+        again = await reader.fetch(site.url + "/post")
+    assert again.queue_ms >= 2500

@@ -189,8 +189,9 @@ class Lane:
         """Nothing held, nobody waiting, and no start spacing still to keep: forgetting it changes nothing."""
         return self.active == 0 and not self.waiters and self.next_start <= now
 
-    async def acquire(self, until: float) -> None:
-        """A slot, started no earlier than `interval` after the previous one; TimeoutError past `until`."""
+    async def acquire(self, until: float, spaced: bool = True) -> None:
+        """A slot, started no earlier than `interval` after the previous one (unless not `spaced`: a
+        follow-up of a request that already kept the spacing); TimeoutError past `until`."""
         if self.active < self.limit and not self.waiters:
             self.active += 1
         else:
@@ -211,7 +212,7 @@ class Lane:
                     except ValueError:
                         pass
                 raise
-        if self.interval:
+        if self.interval and spaced:
             loop = asyncio.get_running_loop()
             start = max(loop.time(), self.next_start)
             if start > until:
@@ -290,15 +291,16 @@ class Lanes:
 
 
 @asynccontextmanager
-async def turn(lanes: Sequence[Lane], clock: EngineClock) -> AsyncIterator[None]:
+async def turn(lanes: Sequence[Lane], clock: EngineClock, *, spaced: bool = True) -> AsyncIterator[None]:
     """A slot in each lane, taken in order and held for the body of the block. The wait is `clock`'s
     queue time, bounded by `clock.queue_until` (Overloaded past it). The first lane's slot is the one a
-    run nobody waits for may be asked to give up."""
+    run nobody waits for may be asked to give up. `spaced=False`: the lanes' start spacing is not kept
+    again (a redirect hop of a read that already waited it)."""
     taken: list[Lane] = []
     async with clock.waiting():
         try:
             for lane in lanes:
-                await lane.acquire(clock.queue_until)
+                await lane.acquire(clock.queue_until, spaced)
                 taken.append(lane)
         except BaseException as exc:
             for lane in reversed(taken):

@@ -137,10 +137,13 @@ class PageClient:
         target = self.check(url)
         limit = self.settings.max_redirects
         cookies = ReadCookies()  # this read's own: never shared with another read or an engine
+        previous_host = None
         for hop in range(limit + 1):
             if before_hop is not None:
                 await before_hop(target, deadline)
-            response = await self._exchange(target, deadline, cookies, clock)
+            # A redirect within the host is the same read going on: it waits for a slot, not the spacing again.
+            response = await self._exchange(target, deadline, cookies, clock, spaced=target.host != previous_host)
+            previous_host = target.host
             location = response.headers.get("location")
             if response.status not in REDIRECTS or not location:
                 return response
@@ -158,7 +161,8 @@ class PageClient:
         raise TooManyRedirects(HTTP_ERROR, f"more than {limit} redirects, the last to {target.url[:200]}",
                                status=response.status, url=target.url[:500])
 
-    async def _exchange(self, target: Target, deadline: float, cookies: ReadCookies, clock: EngineClock) -> Response:
+    async def _exchange(self, target: Target, deadline: float, cookies: ReadCookies, clock: EngineClock, *,
+                        spaced: bool = True) -> Response:
         if self.browser:  # a person opening the page (the transport lays page_user_agent over it)
             headers = PAGE_PROFILE.navigate(target.url)
         else:
@@ -170,7 +174,7 @@ class PageClient:
             # The caller's deadline covers everything; the page's own time (the clock's) runs only while a
             # request is out, so waiting for a turn at the host or for admission is never the page's timeout.
             async with asyncio.timeout_at(deadline):
-                async with turn([self.hosts.get(target.host)], clock):
+                async with turn([self.hosts.get(target.host)], clock, spaced=spaced):
                     asked = True
                     await self._check_behind_proxy(target, deadline)
                     self.requests += 1
