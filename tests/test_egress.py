@@ -86,5 +86,20 @@ def test_identity_headers_replace_the_engines_own_whatever_their_case_keeping_th
 
     merged = identity_headers({"user-agent": "engine UA", "Accept": "text/html"}, "ours/1.0",
                               {"accept": "*/*", "X-Team": "search"})
-    assert merged == {"User-Agent": "ours/1.0", "accept": "*/*", "X-Team": "search"}
-    assert identity_headers({"User-Agent": "engine UA"}, None, {}) == {"User-Agent": "engine UA"}
+    assert merged == [("User-Agent", "ours/1.0"), ("accept", "*/*"), ("X-Team", "search")]
+    assert identity_headers({"User-Agent": "engine UA"}, None, {}) == [("User-Agent", "engine UA")]
+
+
+def test_identity_headers_keep_the_browser_profiles_order():
+    # A replaced header keeps its place; an added one goes before `priority`, where Chrome ends its headers.
+    from plugin.infra.egress import identity_headers, place_header
+
+    profile = {"sec-ch-ua": "x", "User-Agent": "Chrome", "Accept": "text/html", "Accept-Language": "en",
+               "Priority": "u=0, i"}
+    merged = identity_headers(profile, "ours/1.0", {"X-Team": "search", "accept": "*/*"})
+    assert [name for name, _ in merged] == ["sec-ch-ua", "User-Agent", "accept", "Accept-Language", "X-Team", "Priority"]
+    assert dict(merged)["User-Agent"] == "ours/1.0"
+    assert place_header([("A", "1"), ("Cookie", "a=1"), ("b", "2"), ("cookie", "dup")], "Cookie", "c=3") == [
+        ("A", "1"), ("Cookie", "c=3"), ("b", "2")]
+    assert place_header([("A", "1"), ("Cookie", "a=1")], "Cookie", "") == [("A", "1")]
+    assert place_header([("A", "1")], "Cookie", "c=3") == [("A", "1"), ("Cookie", "c=3")]
