@@ -365,3 +365,47 @@ async def test_replay_finds_cassettes_one_folder_down_and_names_only_commands_th
         code, usage, _ = await run(sys.executable, script, "--help")
         assert code == 0 and all(f"{flag} " in usage or f"{flag}\n" in usage or f"{flag}]" in usage
                                  for flag in flags if flag.startswith("--")), (command, usage)
+
+
+async def test_read_during_a_replay_reads_recorded_pages_or_says_it_cannot(standins, tmp_path):
+    # Issue 29, item 18: `--replay DIR` never touches the network, --read included. The rows point at a page
+    # served on loopback (and allowed): were the replay to read the network, the page would see a request.
+    from datetime import datetime
+
+    from pages import article_html
+    from plugin.bench.replay import Exchange
+
+    site = await standins(page(article_html()))
+    rows = [("How async Rust works", f"{site.url}/post", "async rust runtime"),
+            ("Async Rust, recorded", f"{site.url}/kept", "async rust runtime explained")]
+    search = Exchange("bing", "GET", "https://www.bing.com/search?q=async+rust", None, {}, 200,
+                      {"Content-Type": "text/html"}, bing_page(rows).encode(), "https://www.bing.com/search")
+    kept = Exchange("page", "GET", f"{site.url}/kept", None, {}, 200, {"Content-Type": "text/html; charset=utf-8"},
+                    article_html(title="Async Rust, recorded").encode(), f"{site.url}/kept")
+    Cassette("async rust", datetime(2026, 1, 1), [search, kept]).write(tmp_path / "q.yaml")
+    env = {**ENV, "METASEARCH_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32"}
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "async rust", "--replay",
+                               str(tmp_path), "--engines", "bing", "--read", "2", "--json", env=env)
+    assert code == 0, err
+    results = {row["url"]: row for row in json.loads(out)["results"]}
+    assert "work-stealing" in results[f"{site.url}/kept"]["content"]  # the recorded copy, read
+    refused = results[f"{site.url}/post"]["read_error"]
+    assert refused["code"] == "http_error" and "recordings hold no copy" in refused["message"]
+    assert site.requests == []  # nothing was read from the network
+
+
+async def test_a_replay_miss_says_when_an_option_changed_what_the_engines_were_sent(tmp_path):
+    from datetime import datetime
+
+    from plugin.bench.replay import Exchange
+
+    search = Exchange("bing", "GET", "https://www.bing.com/search?q=async+rust", None, {}, 200,
+                      {"Content-Type": "text/html"}, bing_page(ROWS).encode(), "https://www.bing.com/search")
+    Cassette("async rust", datetime(2026, 1, 1), [search]).write(tmp_path / "q.yaml")
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "async rust", "--replay",
+                               str(tmp_path), "--engines", "bing", "--site", "docs.rs", "--json")
+    assert "nothing in" in err and "'async rust site:docs.rs'" in err and "--site" in err
+    assert "recorded queries: 'async rust'" in err
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "tokio", "--replay",
+                               str(tmp_path), "--engines", "bing", "--json")
+    assert "nothing in" in err and "the engines were sent" not in err  # nothing changed the query: no such note

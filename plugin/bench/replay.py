@@ -59,6 +59,10 @@ def same_query(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+# The engine name page reads go out under (plugin.reading.hops.PAGE_UPSTREAM): their recorded exchanges.
+PAGE_ENGINE = "page"
+
+
 def no_recordings(folder: str | Path, subfolders: bool = False) -> str:
     """The one line saying a folder holds nothing to replay, and what to do about it (commands that exist)."""
     return (f"no recordings in {folder}{' or its subfolders' if subfolders else ''}: record them with `python scripts/bench.py --record` "
@@ -67,11 +71,18 @@ def no_recordings(folder: str | Path, subfolders: bool = False) -> str:
 
 
 class NotRecorded(TransportError):
-    """Replay has no exchange for this engine and query."""
+    """Replay has no exchange for this engine and query (`asked`: the query text the engine was sent, which
+    recordings are looked up by), or (`page`) no copy of a page a read asked for: a replay never reads the
+    network instead."""
 
-    def __init__(self, engine: str):
-        super().__init__("skipped", "no recording for this engine and query")
+    def __init__(self, engine: str, asked: str = "", page: str | None = None):
+        if page is None:
+            super().__init__("skipped", "no recording for this engine and query")
+        else:
+            super().__init__("error", f"a replay reads nothing from the network, and the recordings hold no copy of "
+                                      f"{page[:200]}", reason="not_recorded")
         self.engine = engine
+        self.asked = asked
 
 
 def query_text(uri: str, body: bytes | str | None) -> str:
@@ -285,6 +296,11 @@ class Recordings:
         recordings.skipped = skipped
         return recordings
 
+    def find_page(self, url: str) -> Exchange | None:
+        """A page read's recorded exchange (engine `page`), by its exact URL."""
+        return next((ex for cassette in self.cassettes for ex in cassette.exchanges
+                     if ex.engine == PAGE_ENGINE and ex.uri == url), None)
+
     def find(self, request: Request, engine: str, used: dict[tuple[str, str], int]) -> Exchange | None:
         key = (host_of(request.url), same_query(query_text(full_url(request), request_body(request))))
         candidates = self._index.get(key)
@@ -312,18 +328,28 @@ class Recordings:
 
 
 class ReplayTransport(Transport):
-    """Answers from recordings instead of the network; an unrecorded exchange is reported, never fetched."""
+    """Answers from recordings instead of the network; an unrecorded exchange is reported, never fetched.
+    As a page reader's transport (engine `page`), it answers a read from a recorded copy of the page or
+    refuses it (`missed` keeps the query texts that found no recording, for the caller to explain)."""
 
     def __init__(self, settings: Settings, recordings: Recordings | str | Path):
         super().__init__(settings)
         self.recordings = recordings if isinstance(recordings, Recordings) else Recordings.from_dir(recordings)
         self._used: dict[tuple[str, str], int] = {}
+        self.missed: dict[str, str] = {}  # engine -> the query text it was sent, where nothing was recorded
 
-    async def fetch(self, request: Request, engine: str, deadline: float,
-                    cookies: dict[str, str] | None = None) -> Response:
+    async def fetch(self, request: Request, engine: str, deadline, cookies: dict[str, str] | None = None,
+                    **_: object) -> Response:
+        if engine == PAGE_ENGINE:
+            recorded = self.recordings.find_page(request.url)
+            if recorded is None:
+                raise NotRecorded(engine, page=request.url)
+            return recorded.response()
         exchange = self.recordings.find(request, engine, self._used)
         if exchange is None:
-            raise NotRecorded(engine)
+            asked = query_text(full_url(request), request_body(request))
+            self.missed[engine] = asked
+            raise NotRecorded(engine, asked)
         return exchange.response()
 
     async def close(self) -> None:

@@ -49,7 +49,7 @@ class Searcher:
     """Owns what outlives one search (the HTTP session, the state store, cooldowns); `search` runs one."""
 
     def __init__(self, settings: Settings | None = None, *, transport: Transport | None = None,
-                 state: State | None = None):
+                 state: State | None = None, page_transport: Transport | None = None):
         if settings is not None and not isinstance(settings, Settings):  # e.g. a model's `settings` argument
             raise SearchError(INVALID_PARAMETER, f"settings must be a plugin.Settings, not {type(settings).__name__}",
                               parameter="settings")
@@ -66,6 +66,7 @@ class Searcher:
         self.tiers = Tiers(self.settings, self.runner, self.flights)
         self._searches: SingleFlight[SearchResponse] = SingleFlight()
         self._reader = None  # plugin.reading.Reader for read=N and web_fetch, made on first use
+        self._page_transport = page_transport  # the reads' transport when not the network's (a replay's)
 
     @property
     def cooldowns(self) -> Cooldowns:
@@ -285,7 +286,7 @@ class Searcher:
         if self._reader is None:
             from plugin.reading.reader import Reader
 
-            self._reader = Reader(self.settings, state=self.state)
+            self._reader = Reader(self.settings, state=self.state, transport=self._page_transport)
         return self._reader
 
     def _pages_to_read(self, read: object) -> int:

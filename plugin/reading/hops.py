@@ -96,9 +96,10 @@ class ReadCookies:
 
 class PageClient:
     def __init__(self, settings: Settings, *, resolver: AbstractResolver | None = None,
-                 public: Callable[[str], bool] = public_address):
+                 public: Callable[[str], bool] = public_address, transport: Transport | None = None):
         """`resolver` is the DNS lookup under the guard (the system's by default) and `public` the address
-        classification (`public_address`); tests pass their own, never production code."""
+        classification (`public_address`); tests pass their own, never production code. `transport`: one
+        made for page reads elsewhere (a replay's, which answers from recordings), else the guarded one."""
         self.settings = settings
         self.public = public
         self.allowance = settings.private_allowance()
@@ -106,7 +107,8 @@ class PageClient:
         # The one transport, with the page cap and the guarded resolver; an HTTP proxy's own name is
         # resolved without the guard (the operator chose it; the page's name is checked before a hop is
         # handed to it, in _check_behind_proxy).
-        self.transport = Transport(page_settings(settings), resolver=self.guard, proxy_resolver=self.guard.inner)
+        self.transport = transport or Transport(page_settings(settings), resolver=self.guard,
+                                                proxy_resolver=self.guard.inner)
         self.browser = settings.transport == "browser"
         # Politeness per host: the admission module's lanes (fetch_host_concurrency at once, starts
         # fetch_host_interval_ms apart); waiting for a turn is the read's queue time, not the page's.

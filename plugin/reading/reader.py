@@ -91,14 +91,17 @@ def _ends_sentence(text: str, end: int) -> bool:
 
 class Reader:
     def __init__(self, settings: Settings | None = None, *, state: State | None = None,
-                 resolver: AbstractResolver | None = None, public: Callable[[str], bool] | None = None):
+                 resolver: AbstractResolver | None = None, public: Callable[[str], bool] | None = None,
+                 transport=None):
         """`state`: the store for the page cache and robots verdicts (the embedded store by default; a
         Searcher passes its own). `resolver` and `public`: the DNS lookup under the address guard and the
-        address classification, for tests (see PageClient)."""
+        address classification, for tests (see PageClient). `transport`: the page reads' own instead of
+        the guarded network one (a replay's)."""
         self.settings = settings or Settings()
         self._owns_state = state is None
         self.state: State = state if state is not None else open_state(self.settings)
-        self.client = PageClient(self.settings, resolver=resolver, **({"public": public} if public else {}))
+        self.client = PageClient(self.settings, resolver=resolver, transport=transport,
+                                 **({"public": public} if public else {}))
         self.robots = RobotsPolicy(self.settings, self.state, self.client.get)
 
     async def close(self) -> None:

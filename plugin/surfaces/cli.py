@@ -273,12 +273,12 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from plugin.models import ANSWERED_STATUSES
     from plugin.pipeline.searcher import Searcher
 
-    transport = None
+    transport = page_transport = None
     state = None
     now = None
     if args.replay:
         # Answer from recordings: no network, the recording's own moment, placeholder keys.
-        from plugin.bench.replay import Recordings, ReplayTransport, no_recordings
+        from plugin.bench.replay import Recordings, ReplayTransport, no_recordings, same_query
         from plugin.bench.runner import replay_settings
 
         if not os.path.isdir(args.replay):
@@ -290,13 +290,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
             raise UsageError("invalid_parameter", no_recordings(args.replay, subfolders=True))
         settings = replay_settings(settings, recordings.engines())
         transport = ReplayTransport(settings, recordings)
+        # --read reads the recordings' copies of pages, never the network (robots.txt was the recording's).
+        settings = settings.model_copy(update={"fetch_robots": False})
+        page_transport = ReplayTransport(settings, recordings)
         now = recordings.recorded_at(query)
         from plugin.infra.state import MemoryState
 
         state = MemoryState()  # a replay neither reads nor writes the real cooldowns and cache
 
     async def run():
-        searcher = Searcher(settings, transport=transport, state=state)
+        searcher = Searcher(settings, transport=transport, state=state, page_transport=page_transport)
         try:
             return await searcher.search(query, limit=args.limit, engines=args.engines, region=args.region,
                                          time_range=args.time_range, site=args.site, safesearch=args.safesearch,
@@ -314,7 +317,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
     if args.replay and not any(report.status in ANSWERED_STATUSES for report in response.engines) and all(
             report.status in ("skipped", "disabled") for report in response.engines):
         recorded = recordings.queries()
-        print(f"metasearch: nothing in {args.replay} was recorded for {query!r}; recorded queries: "
+        asked = sorted({text for text in transport.missed.values() if text and same_query(text) != same_query(query)})
+        why = ""
+        if asked:  # an operator or option (--site, domain lists, a region) changed what the engines were sent
+            why = (f"; the engines were sent {', '.join(repr(a) for a in asked[:3])} (options such as --site, "
+                   "--allow-domain and --block-domain change the query sent, and recordings are looked up by it: "
+                   "record with the same options)")
+        print(f"metasearch: nothing in {args.replay} was recorded for {query!r}{why}; recorded queries: "
               + ", ".join(repr(q) for q in recorded[:10]) + (" …" if len(recorded) > 10 else ""), file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2))
