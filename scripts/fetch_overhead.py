@@ -83,7 +83,7 @@ async def measure(server: LoopbackServer, pages: int, runs: int) -> dict:
     from plugin.reading.reader import Reader
     from plugin.settings import Settings
 
-    settings = Settings(allow_private_hosts=True, state_backend="memory", fetch_cache_ttl_s=0,
+    settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_cache_ttl_s=0,
                         fetch_host_interval_ms=0)
     reader = Reader(settings)
     started = time.perf_counter()
@@ -115,10 +115,36 @@ async def measure(server: LoopbackServer, pages: int, runs: int) -> dict:
             "first_read_ms": round(first_ms, 1)}
 
 
+async def transports(server: LoopbackServer, pages: int, runs: int) -> dict:
+    """CPU time of a read (extraction included) on the browser transport beside the plain one, reads
+    alternated between them in one run (issue 26: at most 1.2 times the plain path's)."""
+    from plugin.reading.reader import Reader
+    from plugin.settings import Settings
+
+    readers = {kind: Reader(Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_cache_ttl_s=0,
+                                     fetch_host_interval_ms=0, transport=kind)) for kind in ("browser", "plain")}
+    cpu: dict[str, list[float]] = {kind: [] for kind in readers}
+    try:
+        for reader in readers.values():
+            await reader.fetch(server.base + "/p0.html")  # warm: imports, robots.txt, the connection
+        for run in range(runs):
+            for kind in (("browser", "plain") if run % 2 == 0 else ("plain", "browser")):
+                started = time.process_time()
+                answer = await readers[kind].fetch(f"{server.base}/p{run % pages}.html")
+                cpu[kind].append((time.process_time() - started) * 1000)
+                assert answer.total_chars > 0
+    finally:
+        for reader in readers.values():
+            await reader.close()
+    medians = {kind: statistics.median(values) for kind, values in cpu.items()}
+    return {"transport_runs": runs, **{f"{kind}_read_cpu_ms_median": round(m, 1) for kind, m in medians.items()},
+            "browser_over_plain": round(medians["browser"] / medians["plain"], 3)}
+
+
 def cli_overhead(server: LoopbackServer, runs: int) -> dict:
     """`metasearch fetch` as a process (start-up included) against the same server."""
     with tempfile.TemporaryDirectory() as state:
-        env = {**os.environ, "METASEARCH_ALLOW_PRIVATE_HOSTS": "1", "METASEARCH_STATE_DIR": state,
+        env = {**os.environ, "METASEARCH_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32", "METASEARCH_STATE_DIR": state,
                "METASEARCH_FETCH_CACHE_TTL_S": "0", "PYTHONPATH": str(ROOT)}
         times = []
         for _ in range(runs):
@@ -136,6 +162,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--cli-runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--transports", action="store_true",
+                        help="also the CPU of a read on the browser transport beside the plain one, alternated")
     args = parser.parse_args()
     pages = pages_about_200kb(Path(args.corpus))
     server = LoopbackServer(pages)
@@ -145,6 +173,8 @@ def main() -> int:
         report.update(asyncio.run(measure(server, len(pages), args.runs)))
         if args.cli_runs:
             report.update(cli_overhead(server, args.cli_runs))
+        if args.transports:
+            report.update(asyncio.run(transports(server, len(pages), args.runs)))
     finally:
         server.close()
     if args.json:
@@ -160,6 +190,10 @@ def main() -> int:
         print(f"CPU time of a read (our work, all threads): median {report['read_cpu_ms_median']} ms, "
               f"p90 {report['read_cpu_ms_p90']} ms")
         print(f"first read in a fresh process (imports, robots.txt): {report['first_read_ms']} ms")
+        if "browser_over_plain" in report:
+            print(f"CPU of a read, browser transport {report['browser_read_cpu_ms_median']} ms, plain "
+                  f"{report['plain_read_cpu_ms_median']} ms (median of {report['transport_runs']} each, alternated): "
+                  f"{report['browser_over_plain']}x")
         if "cli_ms_median" in report:
             print(f"metasearch fetch as a process, start-up included: median {report['cli_ms_median']} ms, "
                   f"p90 {report['cli_ms_p90']} ms ({report['cli_runs']} runs)")

@@ -2,6 +2,8 @@
 """Speed benchmarks (not tests): parser CPU time on real pages, and the pipeline's own overhead.
 
     python scripts/speed.py [--corpus ../shared/serp-corpus] [--runs 200] [--json]
+    python scripts/speed.py --transports [--searches 200]     # browser transport beside the plain one
+    python scripts/speed.py --drift 1000                        # RSS drift per 1,000 searches, each transport
 
 1. CPU time (time.process_time) to parse one real Bing page and one DuckDuckGo
    HTML page with our selectolax parsers, median over --runs; the same
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -163,6 +166,139 @@ async def state_benchmark(searches: int, delay: float, redis_url: str | None) ->
     return results
 
 
+# ----- the two transports, side by side (issue 26) -----
+# Six engines, each answering its real recorded page over TLS (HTTP/2 where the client offers it), served by
+# another process so that its work is not counted as ours.
+TRANSPORT_PAGES = {
+    "bing": "bing/websearchmcp__javascript-tutorial.html",
+    "brave": "brave/websearchmcp__javascript-tutorial.html",
+    "mojeek": "mojeek/websearchmcp__javascript-tutorial.html",
+    "yahoo": "yahoo/websearchmcp__javascript-tutorial.html",
+    "duckduckgo-html": "duckduckgo-html/scrapecraft__artificial-intelligence-trends.html",
+    "bing-cn": "bing/kaiz__onimai-wiki.html",
+}
+SERVER = """
+import asyncio, json, os, ssl, sys
+from aiohttp import web
+folder, cert, key = sys.argv[1:4]
+def app_for(path):
+    async def page(request):
+        return web.FileResponse(path, headers={"Content-Type": "text/html; charset=utf-8"})
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    return app
+async def main():
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    ports = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".html"):
+            runner = web.AppRunner(app_for(os.path.join(folder, name)))
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+            await site.start()
+            ports[name[:-5]] = site._server.sockets[0].getsockname()[1]
+    print(json.dumps(ports), flush=True)
+    await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+
+def start_pages(corpus: Path) -> tuple[object, str, dict[str, str]]:
+    """(the server process, the CA bundle, engine -> endpoint): each engine's recorded page on a TLS port of its
+    own (an endpoint replaces scheme, host and port only), in a process of its own."""
+    import subprocess
+    import tempfile
+
+    import trustme
+
+    folder = tempfile.mkdtemp(prefix="metasearch-speed-")
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1")
+    issued.cert_chain_pems[0].write_to_path(f"{folder}/cert.pem")
+    issued.private_key_pem.write_to_path(f"{folder}/key.pem")
+    ca.cert_pem.write_to_path(f"{folder}/ca.pem")
+    for engine, rel in TRANSPORT_PAGES.items():
+        Path(folder, f"{engine}.html").write_bytes((corpus / rel).read_bytes())
+    server = subprocess.Popen([sys.executable, "-c", SERVER, folder, f"{folder}/cert.pem", f"{folder}/key.pem"],
+                              stdout=subprocess.PIPE, text=True)
+    ports = json.loads(server.stdout.readline())
+    return server, f"{folder}/ca.pem", {engine: f"https://127.0.0.1:{port}" for engine, port in ports.items()}
+
+
+async def transport_benchmark(corpus: Path, searches: int) -> dict:
+    """CPU (time.process_time) per warm six-engine search, and per search RSS growth, for each transport,
+    alternating searches between them in one run."""
+    import resource
+
+    from plugin.infra.state import MemoryState
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+
+    server, bundle, endpoints = start_pages(corpus)
+    searchers = {}
+    try:
+        for kind in ("browser", "plain"):
+            settings = Settings(endpoints=endpoints, engines=list(TRANSPORT_PAGES), cache_ttl_s=0,
+                                ca_bundle=bundle, transport=kind, state_backend="memory",
+                                tiers={engine: "primary" for engine in TRANSPORT_PAGES},
+                                budget_per_minute={engine: 0 for engine in TRANSPORT_PAGES})
+            searchers[kind] = Searcher(settings, state=MemoryState())
+            for _ in range(3):  # warm: connections open, caches full
+                answer = await searchers[kind].search("javascript tutorial")
+            statuses = {report.name: report.status for report in answer.engines}
+        cpu = {kind: [] for kind in searchers}
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for i in range(searches):
+            for kind in (("browser", "plain") if i % 2 == 0 else ("plain", "browser")):
+                started = time.process_time()
+                await searchers[kind].search("javascript tutorial")
+                cpu[kind].append((time.process_time() - started) * 1000)
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    finally:
+        for searcher in searchers.values():
+            await searcher.close()
+        server.terminate()
+        server.wait()
+    result = {kind: {"cpu_ms_median": round(statistics.median(values), 2),
+                     "cpu_ms_p90": round(sorted(values)[int(0.9 * len(values)) - 1], 2)} for kind, values in cpu.items()}
+    result["browser_over_plain"] = round(result["browser"]["cpu_ms_median"] / result["plain"]["cpu_ms_median"], 3)
+    result["searches_each"] = searches
+    result["engine_statuses"] = statuses
+    result["max_rss_growth_mb_during_both"] = round((rss_after - rss_before) / 1024, 1)
+    return result
+
+
+async def drift_benchmark(corpus: Path, searches: int, transport: str) -> dict:
+    """RSS (current, /proc) after 100 warm searches and after `searches` more, on one transport."""
+    from plugin.infra.state import MemoryState
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+    server, bundle, endpoints = start_pages(corpus)
+    settings = Settings(endpoints=endpoints, engines=list(TRANSPORT_PAGES), cache_ttl_s=0, ca_bundle=bundle,
+                        transport=transport, state_backend="memory",
+                        tiers={engine: "primary" for engine in TRANSPORT_PAGES}, budget_per_minute={engine: 0 for engine in TRANSPORT_PAGES})
+    searcher = Searcher(settings, state=MemoryState())
+    try:
+        for i in range(100):
+            await searcher.search(f"javascript tutorial {i}")
+        before = rss_mb()
+        for i in range(searches):
+            await searcher.search(f"javascript tutorial {100 + i}")
+        after = rss_mb()
+    finally:
+        await searcher.close()
+        server.terminate()
+        server.wait()
+    return {"transport": transport, "searches": searches, "rss_mb_after_100": round(before, 1),
+            "rss_mb_after_more": round(after, 1), "drift_mb": round(after - before, 1)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "serp-corpus"))
@@ -173,7 +309,21 @@ def main() -> int:
     parser.add_argument("--state", action="store_true",
                         help="also measure the added latency of the embedded store and of Redis per search")
     parser.add_argument("--redis-url", help="a Redis to measure (default: start redis-server if installed)")
+    parser.add_argument("--transports", action="store_true",
+                        help="CPU per warm six-engine search on the browser transport beside the plain one (TLS, "
+                             "real recorded pages), --searches each, alternated")
+    parser.add_argument("--drift", type=int, metavar="N",
+                        help="RSS after N more searches than 100 warm ones, on each transport (one after the other)")
     args = parser.parse_args()
+    if args.transports or args.drift:
+        result = {}
+        if args.transports:
+            result["transports"] = asyncio.run(transport_benchmark(Path(args.corpus), args.searches))
+        if args.drift:
+            result["drift"] = [asyncio.run(drift_benchmark(Path(args.corpus), args.drift, kind))
+                               for kind in ("browser", "plain")]
+        print(json.dumps(result, indent=2))
+        return 0
     result = {}
     if Path(args.corpus).is_dir():
         result["parse"] = parse_benchmark(Path(args.corpus), args.runs)
