@@ -339,15 +339,25 @@ def _target_side(message: str) -> bool:
                                             "not allowed", "general", "network unreachable"))
 
 
+_COMBINED: dict[tuple[str, str, bytes], str] = {}  # (default, extra, their contents' digest) -> the file made
+
+
 def _combined_bundle(default: str, extra: str) -> str:
+    """One file with the default roots and the extra ones, made once per process and pair of contents."""
+    import hashlib
+
     with open(default, "rb") as roots, open(extra, "rb") as added:
         data = roots.read() + b"\n" + added.read() + b"\n"
+    key = (default, extra, hashlib.sha256(data).digest())
+    if key in _COMBINED and os.path.exists(_COMBINED[key]):
+        return _COMBINED[key]
     handle, path = tempfile.mkstemp(prefix="metasearch-ca-", suffix=".pem")
     with os.fdopen(handle, "wb") as out:
         out.write(data)
     import atexit
 
     atexit.register(_remove, path)
+    _COMBINED[key] = path
     return path
 
 
