@@ -95,6 +95,9 @@ class _LoopState:
         self.active = 0
         self.idle: asyncio.TimerHandle | None = None
         self.closer: LoopBound | None = None
+        # The page pool: one blank page in a fresh context, made ready after a render for the next read
+        # (a new page costs a renderer process start, a third of a warm render). Used once, then disposed.
+        self.spare: asyncio.Task | None = None
 
 
 class Renderer:
@@ -125,7 +128,9 @@ class Renderer:
             raise RenderFailed(self.unavailable)
         loop = asyncio.get_running_loop()
         started = loop.time()
-        cap = min(deadline, started + self.settings.render_timeout_ms / 1000)
+        # Waiting for a slot, starting the browser and opening a page are bounded by the read's deadline;
+        # the page's own time (render_timeout_ms) starts when it is asked for.
+        cap = deadline
         state = self._state.get()
         try:
             async with asyncio.timeout_at(cap):
@@ -137,28 +142,74 @@ class Renderer:
         if state.idle is not None:
             state.idle.cancel()
             state.idle = None
+        browser: Chromium | None = None
         try:
             browser = await self._browser(state, cap)
-            egress = await ReadEgress(self.guard, self.check, max_bytes=self.settings.render_max_bytes,
-                                      max_connections=self.settings.render_max_requests).start()
-            run = PageRun(self, state, browser, egress, url, robots, cap, started)
+            run = await self._page(state, browser, cap)
+            lost = False
             try:
-                rendered = await run.run()
+                cap = min(deadline, loop.time() + self.settings.render_timeout_ms / 1000)
+                rendered = await run.read(url, robots, cap, started)
                 self.renders += 1
                 return rendered
-            except (BrowserGone, BrowserHung) as exc:
-                await self._discard(state, browser)
-                raise RenderFailed(f"the browser {'stopped answering' if isinstance(exc, BrowserHung) else 'went away'}"
-                                   f" ({exc}); a new one is started for the next read") from None
+            except (BrowserGone, BrowserHung):
+                lost = True
+                raise
             finally:
-                if not await run.dispose():
+                if lost:  # killed first, so that disposing of the page asks nothing of it
                     await self._discard(state, browser)
-                await egress.close()
+                    await run.dispose()
+                elif not await run.dispose():
+                    await self._discard(state, browser)
+        except (BrowserGone, BrowserHung) as exc:  # while the page was being made or read
+            if browser is not None:
+                await self._discard(state, browser)
+            raise RenderFailed(f"the browser {'stopped answering' if isinstance(exc, BrowserHung) else 'went away'}"
+                               f" ({exc}); a new one is started for the next read") from None
         finally:
             state.active -= 1
             state.slots.release()
-            if state.active == 0 and state.browser is not None:
-                state.idle = loop.call_later(self.settings.render_keep_s, self._close_idle, state)
+            if state.browser is not None and state.browser.alive:
+                if state.spare is None:
+                    state.spare = loop.create_task(self._new_page(state, state.browser))
+                    state.spare.add_done_callback(_retrieved)
+                if state.active == 0:
+                    state.idle = loop.call_later(self.settings.render_keep_s, self._close_idle, state)
+
+    async def _page(self, state: _LoopState, browser: Chromium, cap: float) -> "PageRun":
+        """A blank page in a fresh context: the spare when it is ready (or nearly), else a new one."""
+        spare, state.spare = state.spare, None
+        if spare is not None:
+            try:
+                async with asyncio.timeout_at(cap):
+                    run = await asyncio.shield(spare)
+                if run.browser is browser and browser.alive:
+                    return run
+                await run.dispose()
+            except (asyncio.TimeoutError, TimeoutError):
+                spare.cancel()
+                raise RenderFailed("no page was ready before the read's deadline") from None
+            except (RenderFailed, BrowserGone, BrowserHung, ProtocolError):
+                pass  # the spare failed; make a page for this read
+        task = asyncio.get_running_loop().create_task(self._new_page(state, browser))
+        try:
+            async with asyncio.timeout_at(cap):
+                return await asyncio.shield(task)
+        except (asyncio.TimeoutError, TimeoutError):
+            task.cancel()
+            task.add_done_callback(_retrieved)
+            raise RenderFailed("the browser did not open a page in time") from None
+
+    async def _new_page(self, state: _LoopState, browser: Chromium) -> "PageRun":
+        egress = await ReadEgress(self.guard, self.check, max_bytes=self.settings.render_max_bytes,
+                                  max_connections=self.settings.render_max_requests).start()
+        run = PageRun(self, state, browser, egress)
+        try:
+            await run.prepare()
+        except BaseException:
+            await run.dispose()
+            raise
+        return run
 
     async def _browser(self, state: _LoopState, cap: float) -> Chromium:
         async with state.lock:
@@ -214,22 +265,41 @@ class Renderer:
         """A browser that crashed or hung: killed; the next render starts another."""
         if state.browser is browser:
             state.browser = None
+        await self._drop_spare(state)
         for context, run in list(state.runs.items()):
             if run.browser is browser:
                 state.runs.pop(context, None)
         await browser.close()
 
+    async def _drop_spare(self, state: _LoopState) -> None:
+        spare, state.spare = state.spare, None
+        if spare is None:
+            return
+        if not spare.done():
+            spare.cancel()
+        try:
+            run = await spare
+        except BaseException:  # noqa: BLE001 - cancelled or failed: nothing left to dispose
+            return
+        await run.dispose()
+
     def _close_idle(self, state: _LoopState) -> None:
         state.idle = None
         if state.active == 0 and state.browser is not None:
             browser, state.browser = state.browser, None
-            task = asyncio.get_running_loop().create_task(browser.close())
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+            async def close() -> None:
+                await self._drop_spare(state)
+                await browser.close()
+
+            task = asyncio.get_running_loop().create_task(close())
+            task.add_done_callback(_retrieved)
 
     async def _close_state(self, state: _LoopState) -> None:
         if state.idle is not None:
             state.idle.cancel()
             state.idle = None
+        await self._drop_spare(state)
         browser, state.browser = state.browser, None
         if browser is not None:
             await browser.close()
@@ -250,28 +320,30 @@ class Renderer:
 
 
 class PageRun:
-    """One page rendered in a fresh browser context."""
+    """One page in a fresh browser context: made ready blank (`prepare`), used for one read (`read`),
+    then disposed with its context."""
 
-    def __init__(self, renderer: Renderer, state: _LoopState, browser: Chromium, egress: ReadEgress, url: str,
-                 robots: Robots | None, cap: float, started: float):
+    def __init__(self, renderer: Renderer, state: _LoopState, browser: Chromium, egress: ReadEgress):
         self.renderer = renderer
         self.settings = renderer.settings
         self.state = state
         self.browser = browser
         self.connection = browser.connection
         self.egress = egress
-        self.url = url
-        self.robots = robots
-        self.cap = cap
-        self.started = started
+        self.url = ""
+        self.robots: Robots | None = None
+        loop = asyncio.get_running_loop()
+        self.started = loop.time()
+        self.cap = self.started + COMMAND_TIMEOUT_S
+        self.asked = self.started  # when the page was asked for (read)
         self.context: str | None = None
         self.target: str | None = None
         self.session: str | None = None
-        self.page_ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.page_ready: asyncio.Future = loop.create_future()
         self.sessions: set[str] = set()
         self.frames: set[str] = set()
-        self.inflight: set[tuple[str, str]] = set()
-        self.last_activity = started
+        self.inflight: set[str] = set()  # request ids sent and not yet finished or failed
+        self.last_activity = self.started
         self.loaded = asyncio.Event()
         self.committed = False
         self.requests = 0
@@ -285,9 +357,11 @@ class PageRun:
         self.crashed = False
         self.main_status = 0
         self.tasks: set[asyncio.Task] = set()
+        self.disposed = False
 
     # ----- the run -----
-    async def run(self) -> Rendered:
+    async def prepare(self) -> None:
+        """A fresh context whose proxy is this page's egress, a blank page in it, watched and ready."""
         send = self._send
         created = await send("Target.createBrowserContext", {
             "disposeOnDetach": True, "proxyServer": self.egress.proxy_url, "proxyBypassList": "<-loopback>"})
@@ -299,10 +373,15 @@ class PageRun:
         self.target = target["targetId"]
         self.frames.add(self.target)
         try:
-            async with asyncio.timeout_at(self.cap):
-                await self.page_ready
+            await asyncio.wait_for(asyncio.shield(self.page_ready), COMMAND_TIMEOUT_S)
         except (asyncio.TimeoutError, TimeoutError):
             raise BrowserHung("the new page was not attached in time") from None
+
+    async def read(self, url: str, robots: Robots | None, cap: float, started: float) -> Rendered:
+        self.url, self.robots, self.cap, self.started = url, robots, cap, started
+        self.asked = self.last_activity = asyncio.get_running_loop().time()
+        self.loaded.clear()  # about:blank's load is not the page's
+        self.egress.started()
         return await self._navigate_and_read()
 
     async def _navigate_and_read(self) -> Rendered:
@@ -311,6 +390,7 @@ class PageRun:
             navigated = await self._send("Page.navigate", {"url": self.url}, session=self.session,
                                          timeout=max(self.cap - loop.time(), 0.05))
         except (asyncio.TimeoutError, TimeoutError):
+            await self._probe()  # a hung browser is replaced, a slow page is only this read's trouble
             raise RenderFailed(f"the page did not start loading within {self._budget_ms()} ms") from None
         if navigated.get("errorText"):
             if self.refusal is not None:
@@ -382,12 +462,13 @@ class PageRun:
         return warnings
 
     def _budget_ms(self) -> int:
-        return int((self.cap - self.started) * 1000)
+        return int((self.cap - self.asked) * 1000)
 
     async def _send(self, method: str, params: dict | None = None, *, session: str | None = None,
-                    timeout: float = COMMAND_TIMEOUT_S) -> dict:
+                    timeout: float | None = None) -> dict:
         """A command; one that gets no answer in `timeout` means a hung browser unless the caller handles
         the timeout (navigation, the snapshot)."""
+        timeout = COMMAND_TIMEOUT_S if timeout is None else timeout
         try:
             return await self.connection.send(method, params, session=session, timeout=timeout)
         except ProtocolError as exc:
@@ -407,7 +488,17 @@ class PageRun:
             raise BrowserHung("Browser.getVersion got no answer") from None
 
     async def dispose(self) -> bool:
-        """The context closed (its pages, frames and workers with it). False when the browser did not answer."""
+        """The context closed (its pages, frames and workers with it), the egress too. False when the
+        browser did not answer."""
+        if self.disposed:
+            return True
+        self.disposed = True
+        try:
+            return await self._dispose()
+        finally:
+            await self.egress.close()
+
+    async def _dispose(self) -> bool:
         for task in list(self.tasks):
             task.cancel()
         for session in self.sessions:
@@ -502,11 +593,13 @@ class PageRun:
         if method == "Fetch.requestPaused":
             self._paused(session, params)
         elif method == "Network.requestWillBeSent":
+            # By request id alone: a frame's document is announced to its parent and finished in its own
+            # session (a frame from another site runs in a process, and a session, of its own).
             if not params.get("redirectResponse"):
-                self.inflight.add((session, params.get("requestId", "")))
+                self.inflight.add(params.get("requestId", ""))
             self.last_activity = now
         elif method in ("Network.loadingFinished", "Network.loadingFailed"):
-            self.inflight.discard((session, params.get("requestId", "")))
+            self.inflight.discard(params.get("requestId", ""))
             self.last_activity = now
         elif method == "Network.responseReceived":
             self.last_activity = now
@@ -515,6 +608,10 @@ class PageRun:
         elif method == "Page.frameStartedLoading":
             if params.get("frameId") == self.target:
                 self.loaded.clear()
+            self.last_activity = now
+        elif method == "Page.frameStoppedLoading":  # after its load, or a navigation given up (refused, a download)
+            if params.get("frameId") == self.target:
+                self.loaded.set()
             self.last_activity = now
         elif method == "Page.loadEventFired" and session == self.session:
             self.loaded.set()
@@ -586,6 +683,11 @@ class PageRun:
 
     def _fail(self, session: str, request_id: str | None, reason: str) -> None:
         self.connection.notify("Fetch.failRequest", {"requestId": request_id, "errorReason": reason}, session=session)
+
+
+def _retrieved(task: asyncio.Task) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _expect(egress: ReadEgress, url: str) -> None:

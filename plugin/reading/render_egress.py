@@ -70,6 +70,11 @@ class ReadEgress:
         self._tasks: set[asyncio.Task] = set()
         self.port = 0
 
+    def started(self) -> None:
+        """The read begins (a spare page's egress waited unused until now): nothing before counts."""
+        self.refused.clear()
+        self.unasked.clear()
+
     def expect(self, host: str, port: int) -> None:
         """The page asked for something at host:port (seen by the renderer before it leaves)."""
         self.expected.add((host.strip("[]").lower().rstrip("."), port))
