@@ -42,7 +42,7 @@ async def test_web_fetch_over_mcp(standins):
         fetch = tools["web_fetch"]
         assert fetch.input_schema["required"] == ["url"]
         assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format", "query", "passages",
-                                                         "max_tokens"}
+                                                         "max_tokens", "render"}
         assert fetch.output_schema is not None
         assert set(fetch.output_schema["properties"]) >= {"content", "next_offset", "truncated", "total_chars"}
         assert "read" in tools["web_search"].input_schema["properties"]
@@ -142,7 +142,8 @@ def test_schema_exports_web_fetch():
     assert mcp["inputSchema"]["properties"]["format"]["enum"] == ["markdown", "text"]
     assert list(mcp["outputSchema"]["properties"]) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens",
+        "rendered", "may_require_js"]
     assert tool_schema("openai", "web_fetch")["function"]["name"] == "web_fetch"
     assert tool_schema("anthropic", "web_fetch")["input_schema"]["properties"]["offset"]["minimum"] == 0
     assert tool_schema("openai")["function"]["name"] == "web_search"

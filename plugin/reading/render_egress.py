@@ -251,28 +251,37 @@ class ReadEgress:
 
     async def _relay_response(self, method: str, upstream: asyncio.StreamReader, writer: asyncio.StreamWriter,
                               client: asyncio.StreamReader, upstream_writer: asyncio.StreamWriter) -> bool:
+        """The upstream's answer to the client. The upstream connection serves one request; the client's
+        stays open when the answer is framed (a length, chunks, or no body), so Chromium may reuse it."""
         while True:
             head = await _read_head(upstream)
             if head is None:
                 return False
             self._count(len(head))
-            status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-            status = int(status_line.split(" ", 2)[1])
-            writer.write(head)
+            status = int(head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)[1])
             if 100 <= status < 200 and status != 101:
+                writer.write(head)
                 continue  # 100 Continue and the like: the real answer follows
             break
         headers = _header_list(head)
         if status == 101:  # an upgrade over plain http: bytes both ways from here on
+            writer.write(head)
             await _both_ways(client, writer, upstream, upstream_writer, self._count)
             return False
-        if method == "HEAD" or status in (204, 304):
+        fields = {name.lower() for name, _ in headers}
+        bodiless = method == "HEAD" or status in (204, 304)
+        framed = bodiless or "content-length" in fields or any(
+            name.lower() == "transfer-encoding" and "chunked" in value.lower() for name, value in headers)
+        lines = [head.split(b"\r\n", 1)[0].decode("latin-1")]
+        lines += [f"{name}: {value}" for name, value in headers if name.lower() not in _HOP_HEADERS]
+        lines.append("Connection: keep-alive" if framed else "Connection: close")
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        if bodiless:
             await writer.drain()
             return True
-        framed = await _relay_body(headers, upstream, writer, self._count, until_eof=True)
+        ended = await _relay_body(headers, upstream, writer, self._count, until_eof=True)
         await writer.drain()
-        closes = any(name.lower() == "connection" and "close" in value.lower() for name, value in headers)
-        return framed and not closes
+        return framed and ended
 
 
 class DenyAll:

@@ -10,8 +10,9 @@ must never pass for the page. `shell_signs(html, main_chars)` names what gives a
 - a client-side redirect (`<meta http-equiv="refresh">`, or a script that sets `location`) on a page
   with next to no text of its own.
 
-Each sign counts only while the page shows little text of its own, so an article with a Disqus
-`<noscript>` or an analytics bundle is not a shell. A page whose extracted main text is long
+Each sign counts only while the page shows little text of its own (and the main text read is short),
+so an article with a Disqus `<noscript>`, a comments widget's empty mount or an analytics bundle is not
+a shell. A page whose extracted main text is long
 (`LONG_TEXT` characters or more) is not looked at again at all: the check costs a plain read nothing
 unless the read came back short. The HTML is parsed with selectolax (lexbor), already a dependency.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import re
 
 LONG_TEXT = 1500  # main text this long is the page, whatever its scripts do
+SHORT_MAIN = 500  # an empty mount or a noscript counts only while the main text read is shorter than this
 LITTLE_TEXT = 300  # visible characters below which scripts or a redirect make the page a shell
 MOUNT_TEXT = 1500  # an empty mount element on a page with less visible text than this: a shell
 NOSCRIPT_TEXT = 1000  # a noscript asking for JavaScript on a page with less visible text than this
@@ -74,11 +76,11 @@ def shell_signs(html: str, main_chars: int) -> list[str]:
     visible = len(_SPACE.sub(" ", body.text(deep=True, separator=" ") if body is not None else "").strip())
 
     signs: list[str] = []
-    if mounts and visible < MOUNT_TEXT:
+    if mounts and visible < MOUNT_TEXT and main_chars < SHORT_MAIN:
         node = mounts[0]
         name = node.attributes.get("id")
         signs.append(f"an empty mount element (<{node.tag}" + (f' id="{name}"' if name else "") + ">)")
-    if visible < NOSCRIPT_TEXT and any(_ASKS_FOR_JS.search(text) for text in noscripts):
+    if visible < NOSCRIPT_TEXT and main_chars < SHORT_MAIN and any(_ASKS_FOR_JS.search(text) for text in noscripts):
         signs.append("a noscript that asks for JavaScript")
     if visible < LITTLE_TEXT and (external or inline >= INLINE_SCRIPT):
         weight = ([f"{external} external script" + ("s" if external != 1 else "")] if external else []) + (
