@@ -31,8 +31,9 @@ async def test_web_fetch_over_mcp(standins):
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
+    shell = "<html><body><div id='root'></div><noscript>Please enable JavaScript.</noscript><script src='/a.js'></script></body></html>"
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html()),
-                                  "/robots-only": page("x")}))
+                                  "/robots-only": page("x"), "/spa": page(shell)}))
     engine = await standins(page(bing_page([("How async Rust works", site.url + "/post", "async rust explained")])))
     params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
                                    env=env(METASEARCH_ENDPOINTS=json.dumps({"bing": engine.url}),
@@ -64,6 +65,10 @@ async def test_web_fetch_over_mcp(standins):
         searched = await client.call_tool("web_search", {"query": "async rust", "read": 1})
         row = searched.structured_content["results"][0]
         assert ARTICLE_PARAGRAPHS[0] in row["content"] and "page text:" in searched.content[0].text
+
+        spa = await client.call_tool("web_fetch", {"url": site.url + "/spa", "render": "never"})
+        assert spa.structured_content["may_require_js"] is True and spa.structured_content["rendered"] is False
+        assert "warning: the page looks built by scripts" in spa.content[0].text
 
         bad = await client.call_tool("web_fetch", {"url": "ftp://example.com/x"})
         assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_url"

@@ -518,3 +518,55 @@ async def _none_left(folder: Path) -> bool:
             return True
         await asyncio.sleep(0.05)
     return False
+
+
+@needs_chromium
+@module_loop
+async def test_pages_at_once_are_capped(world, monkeypatch):
+    import plugin.reading.render as render
+
+    running, peak = 0, 0
+    read = render.PageRun.read
+
+    async def counted(self, *args, **kwargs):
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        try:
+            return await read(self, *args, **kwargs)
+        finally:
+            running -= 1
+
+    monkeypatch.setattr(render.PageRun, "read", counted)
+    reader = Reader(settings(render_concurrency=1), resolver=world.dns)
+    try:
+        responses = await asyncio.gather(*(reader.fetch(world.url(path)) for path in ("/built", "/spa", "/built")))
+    finally:
+        await reader.close()
+    assert all(r.rendered for r in responses) and peak == 1
+    assert reader.renderer().launches == 1  # one browser for every read of the process
+
+
+@needs_chromium
+@module_loop
+async def test_a_browser_started_by_asyncio_run_fetch_ends_with_that_loop(world, monkeypatch):
+    """The module-level API keeps a reader per settings; its browser belongs to the event loop that
+    started it and is closed when that loop ends (`asyncio.run(fetch(...))` per call leaks none)."""
+    import plugin
+    import plugin.reading.chromium as chromium
+
+    started: list[chromium.Chromium] = []
+    launch = chromium.Chromium.launch.__func__
+
+    async def recorded(cls, *args, **kwargs):
+        browser = await launch(cls, *args, **kwargs)
+        started.append(browser)
+        return browser
+
+    monkeypatch.setattr(chromium.Chromium, "launch", classmethod(recorded))
+    # A loop of its own on a worker thread, as a script's asyncio.run; the stand-ins keep serving here.
+    response = await asyncio.to_thread(lambda: asyncio.run(plugin.fetch(world.url("/built"),
+                                                                        settings=settings())))
+    assert response.rendered and len(started) == 1
+    assert started[0].pid not in chromium._live  # closed with its loop, not left for the exit handler
+    assert await gone(started[0].pid)

@@ -67,7 +67,7 @@ def launch_flags(deny_proxy_port: int, profile: str) -> list[str]:
     127.0.0.1 (loopback addresses too: `<-loopback>`), the browser resolves no name itself (every name
     maps to NOTFOUND; the proxy resolves), no QUIC, WebRTC only through the proxy."""
     flags = [
-        "--headless", "--remote-debugging-pipe", f"--user-data-dir={profile}",
+        "--headless", "--remote-debugging-pipe", f"--user-data-dir={profile}", "--no-startup-window",
         f"--proxy-server=http://127.0.0.1:{deny_proxy_port}", "--proxy-bypass-list=<-loopback>",
         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
         "--disable-quic", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
@@ -226,7 +226,7 @@ class Chromium:
         log = open(os.path.join(profile, "stderr.log"), "wb")
         try:
             process = await asyncio.create_subprocess_exec(
-                executable, *launch_flags(deny_proxy_port, profile), "about:blank",
+                executable, *launch_flags(deny_proxy_port, profile),
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=log,
                 preexec_fn=_child_setup(child_command, child_reply), close_fds=False, start_new_session=True)
         except OSError as exc:

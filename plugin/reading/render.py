@@ -554,10 +554,15 @@ class PageRun:
                 self._send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True,
                                                     "flatten": True}, session=session))
             await self._send("Runtime.runIfWaitingForDebugger", session=session)
-        except BaseException as exc:  # noqa: BLE001 - handed to the run waiting for the page
+        except Exception as exc:  # noqa: BLE001 - handed to the run waiting for the page
             if not self.page_ready.done():
-                self.page_ready.set_exception(exc if isinstance(exc, Exception) else RenderFailed("cancelled"))
+                self.page_ready.set_exception(exc)
+                self.page_ready.exception()  # retrieved: a spare nobody waits for must not log it
             return
+        except asyncio.CancelledError:
+            if not self.page_ready.done():
+                self.page_ready.cancel()
+            raise
         if not self.page_ready.done():
             self.page_ready.set_result(session)
 
