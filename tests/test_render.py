@@ -116,6 +116,21 @@ NEVER_QUIET = built() + "\nsetInterval(() => { fetch('/tick?' + Math.random()).c
 NEVER_LOADS = built() + "\nconst img = document.createElement('img'); img.src = '/hang'; document.body.appendChild(img);"
 
 
+WEBSOCKET = """
+const socket = new WebSocket('ws://' + location.host + '/ws');
+socket.onmessage = (event) => { build(JSON.parse(event.data)); socket.close(); };
+"""
+
+
+async def websocket(request: web.Request, standin: StandIn) -> web.StreamResponse:
+    socket = web.WebSocketResponse()
+    await socket.prepare(request)
+    await socket.send_str(json.dumps({"title": "Tide tables", "paragraphs": JSON_PARAGRAPHS}))
+    async for _ in socket:
+        pass
+    return socket
+
+
 async def hang(request: web.Request, standin: StandIn) -> web.StreamResponse:
     await asyncio.sleep(120)
     return web.Response(text="late")
@@ -143,6 +158,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/private/secret": page(article_html(title="Secret")),
         "/never-quiet": page(shell(NEVER_QUIET)), "/tick": page("{}", content_type="application/json"),
         "/never-loads": page(shell(NEVER_LOADS)), "/hang": hang,
+        "/ws-shell": page(shell(WEBSOCKET)), "/ws": websocket,
     }
 
 
@@ -288,6 +304,13 @@ async def test_nothing_a_rendered_page_asks_for_reaches_outside_the_allowed_bloc
     seen = paths(world.site)
     assert "/go-out" in seen  # the redirect was asked for; where it pointed was not reached
     assert world.dns.asked.count("intranet.example") >= 1  # the name was resolved by our guard, then refused
+
+
+@needs_chromium
+@module_loop
+async def test_a_websocket_to_an_allowed_host_goes_through_the_guarded_way_out(world):
+    response = await world.reader.fetch(world.url("/ws-shell"))
+    assert response.rendered and JSON_SENTENCE in response.content
 
 
 @needs_chromium

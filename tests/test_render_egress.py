@@ -146,3 +146,17 @@ async def test_only_http_goes_out(request_line):
     finally:
         await proxy.close()
     assert head.startswith(b"HTTP/1.1 403") and proxy.connections == 0
+
+
+async def test_a_connection_announced_a_moment_late_is_let_through(standins):
+    """A WebSocket is announced by an event that may arrive just after its CONNECT: it is waited for."""
+    site = await standins(routes({"/x": page("hello")}))
+    port = int(site.url.rsplit(":", 1)[1])
+    proxy = await egress().start()
+    try:
+        asyncio.get_running_loop().call_later(0.1, proxy.expect, "127.0.0.1", port)
+        head, _, writer = await exchange(proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        writer.close()
+    finally:
+        await proxy.close()
+    assert head.startswith(b"HTTP/1.1 200") and proxy.unasked == []

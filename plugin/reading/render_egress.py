@@ -35,6 +35,7 @@ from plugin.reading.addresses import GuardedResolver, PrivateAddressRefused, Tar
 MAX_HEAD = 64 * 1024  # a request or response head longer than this is refused
 CHUNK = 64 * 1024
 CONNECT_TIMEOUT_S = 10.0
+ASKED_GRACE_S = 0.3
 _HOP_HEADERS = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive"})
 
 
@@ -140,7 +141,7 @@ class ReadEgress:
     async def open(self, host: str, port: int, scheme: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to `host:port` for `scheme`, made to an address the guard passed; Refused otherwise."""
         shown = f"{host}:{port}"
-        if (host.strip("[]").lower().rstrip("."), port) not in self.expected:
+        if not await self._asked_for(host.strip("[]").lower().rstrip("."), port):
             if len(self.unasked) < 50:
                 self.unasked.append(shown)
             raise Unasked(f"{shown}: not asked for by the page")
@@ -180,6 +181,17 @@ class ReadEgress:
             self._track(opened[1])
             return opened
         raise ConnectionError(f"{shown}: {problem}")
+
+    async def _asked_for(self, host: str, port: int) -> bool:
+        """Whether the page asked for host:port. A WebSocket is announced by an event that may come a
+        moment after its connection: a connection not yet expected waits ASKED_GRACE_S for it."""
+        waited = 0.0
+        while (host, port) not in self.expected:
+            if waited >= ASKED_GRACE_S:
+                return False
+            await asyncio.sleep(0.02)
+            waited += 0.02
+        return True
 
     def _refuse(self, why: str) -> None:
         if len(self.refused) < 100 and why not in self.refused:
