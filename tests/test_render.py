@@ -131,6 +131,14 @@ async def websocket(request: web.Request, standin: StandIn) -> web.StreamRespons
     return socket
 
 
+async def bot_wall(request: web.Request, standin: StandIn) -> web.StreamResponse:
+    """The shell to our plain reads, a 403 challenge page to a browser."""
+    if "Chrome" in request.headers.get("User-Agent", ""):
+        return web.Response(status=403, text="<html><body><h1>Checking your browser</h1></body></html>",
+                            content_type="text/html")
+    return web.Response(text=shell(built()), content_type="text/html")
+
+
 async def hang(request: web.Request, standin: StandIn) -> web.StreamResponse:
     await asyncio.sleep(120)
     return web.Response(text="late")
@@ -159,6 +167,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/never-quiet": page(shell(NEVER_QUIET)), "/tick": page("{}", content_type="application/json"),
         "/never-loads": page(shell(NEVER_LOADS)), "/hang": hang,
         "/ws-shell": page(shell(WEBSOCKET)), "/ws": websocket,
+        "/bot-wall": bot_wall,
     }
 
 
@@ -366,27 +375,26 @@ async def test_a_move_to_a_page_robots_txt_disallows_is_not_followed(world):
 
 @needs_chromium
 @module_loop
-async def test_a_page_that_never_settles_is_read_when_the_time_cap_answers(world):
-    reader = Reader(settings(render_timeout_ms=2500), resolver=world.dns)
+async def test_time_and_requests_per_page_are_capped(world):
+    reader = Reader(settings(render_timeout_ms=1500, render_max_requests=5), resolver=world.dns)
     try:
-        for path in ("/never-quiet", "/never-loads"):
+        for path in ("/never-quiet", "/never-loads"):  # a request every 40 ms; an image that never comes
             response = await reader.fetch(world.url(path))
-            assert response.rendered and SENTENCE in response.content, path
-            assert any("still loading or changing after" in w for w in response.warnings), path
+            assert response.rendered and SENTENCE in response.content, path  # the time cap answers
+            assert any("still loading or changing after 1500 ms" in w for w in response.warnings), (path, response.warnings)
+        quiet = await reader.fetch(world.url("/never-quiet"))
+        assert any("more than 5 requests (render_max_requests)" in w for w in quiet.warnings), quiet.warnings
     finally:
         await reader.close()
 
 
 @needs_chromium
 @module_loop
-async def test_requests_per_page_are_capped(world):
-    reader = Reader(settings(render_max_requests=3, render_timeout_ms=5000), resolver=world.dns)
-    try:
-        response = await reader.fetch(world.url("/never-quiet"))
-        assert response.rendered and SENTENCE in response.content
-        assert any("more than 3 requests" in w for w in response.warnings)
-    finally:
-        await reader.close()
+async def test_a_page_the_browser_is_turned_away_from_is_read_as_sent(world):
+    response = await world.reader.fetch(world.url("/bot-wall"))
+    assert response.rendered is False and response.may_require_js is True
+    assert "Checking your browser" not in response.content
+    assert any("the browser was answered HTTP 403" in w for w in response.warnings), response.warnings
 
 
 # ----- the browser's life -----
@@ -441,7 +449,7 @@ async def test_a_hung_browser_is_replaced(world, monkeypatch):
     import plugin.reading.render as render
 
     monkeypatch.setattr(render, "PROBE_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(render, "COMMAND_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(render, "COMMAND_TIMEOUT_S", 1.5)
     reader = Reader(settings(render_timeout_ms=2000), resolver=world.dns)
     try:
         assert (await reader.fetch(world.url("/built"))).rendered
@@ -465,15 +473,14 @@ async def test_a_hung_browser_is_replaced(world, monkeypatch):
 @needs_chromium
 @module_loop
 async def test_search_read_renders_a_shell_row(world):
-    from pages import routes as route_table
     from plugin.pipeline.searcher import Searcher
     from standins import bing_page
 
     engine = await StandIn(page(bing_page([("Keepers", world.url("/built"), "lighthouse keepers ledger"),
                                            ("Post", world.url("/post"), "lighthouse keepers ledger")]))).start()
-    del route_table
     searcher = Searcher(settings(engines=["bing"], endpoints={"bing": engine.url}, deadline_ms=30000,
                                  read_min_ms=30000))
+    searcher._reader = world.reader  # the shared browser (closed with the module, not with this searcher)
     try:
         response = await searcher.search("lighthouse keepers ledger", read=2)
         rows = {row.url: row for row in response.results}
@@ -485,6 +492,7 @@ async def test_search_read_renders_a_shell_row(world):
         row = next(r for r in never.results if r.url == world.url("/built"))
         assert row.rendered is False and row.may_require_js is True and SENTENCE not in (row.content or "")
     finally:
+        searcher._reader = None
         await searcher.close()
         await engine.stop()
 
@@ -529,8 +537,6 @@ async def test_metasearch_fetch_renders_and_leaves_no_browser_behind(world, tmp_
     assert JSON_SENTENCE not in data["content"]
     code, data = await cli(world.url("/post"))
     assert code == 0 and data["rendered"] is False and data["may_require_js"] is False
-    code, data = await cli(world.url("/post"), "--render", "sometimes")
-    assert code == 2 and data["error"]["code"] == "invalid_parameter" and "render" in data["error"]["message"]
     assert world.outsider.connections == before == 0
     assert chromium_processes_under(tmp_path) == []
 

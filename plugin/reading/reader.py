@@ -230,6 +230,9 @@ class Reader:
         try:
             page = await self.renderer().render(plain.final_url, deadline=deadline - RENDER_MARGIN_S,
                                                 robots=self.robots.check if respect_robots else None)
+            if page.status >= 400:  # the browser was turned away (a bot wall), or the page is gone since
+                return _outcome(plain, f"the browser was answered HTTP {page.status}; the text is the page as sent, "
+                                       "which may be a placeholder or missing", always=always), plain_cached
             response = Response(status=page.status, url=page.url, headers={"content-type": "text/html; charset=utf-8"},
                                 body=b"", text=page.html)
             built = await asyncio.wait_for(
@@ -240,7 +243,7 @@ class Reader:
             return _outcome(plain, f"rendering it failed: {exc}; the text is the page as sent, which may be a "
                                    "placeholder or missing", always=always), plain_cached
         except FetchError as exc:
-            return _outcome(plain, f"rendering it gave no text ({exc.code}: {exc.message}); the text is the page as "
+            return _outcome(plain, f"rendering it failed ({exc.code}: {exc.message}); the text is the page as "
                                    "sent, which may be a placeholder or missing", always=always), plain_cached
         except (asyncio.TimeoutError, TimeoutError):
             return _outcome(plain, "the rendered page's text was not read before the deadline; the text is the page "

@@ -458,11 +458,11 @@ class PageRun:
         if self.dialogs:
             warnings.append(f"dismissed {self.dialogs} dialog{'s' if self.dialogs != 1 else ''} the page opened")
         if self.downloads:
-            warnings.append("refused the download the page started: " + ", ".join(self.downloads[:3]))
+            warnings.append("refused the download the page started: " + ", ".join(list(dict.fromkeys(self.downloads))[:3]))
         return warnings
 
     def _budget_ms(self) -> int:
-        return int((self.cap - self.asked) * 1000)
+        return round((self.cap - self.asked) * 1000)
 
     async def _send(self, method: str, params: dict | None = None, *, session: str | None = None,
                     timeout: float | None = None) -> dict:
