@@ -490,7 +490,7 @@ class Settings(BaseSettings):
     render_timeout_ms: int = Field(10000, ge=500, le=120000,
                                    description="Longest one page is rendered (within the read's own deadline); a page "
                                                "that never settles is read as it stands then")
-    render_settle_ms: int = Field(400, ge=0, le=10000, description="A rendered page counts as settled once loaded "
+    render_settle_ms: int = Field(300, ge=0, le=10000, description="A rendered page counts as settled once loaded "
                                                                     "and no request has been out for this long")
     render_concurrency: int = Field(2, ge=1, le=32, description="Pages rendered at once per process")
     render_max_requests: int = Field(200, ge=1, description="Requests one rendered page may make; the rest are "
