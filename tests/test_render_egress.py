@@ -160,3 +160,58 @@ async def test_a_connection_announced_a_moment_late_is_let_through(standins):
     finally:
         await proxy.close()
     assert head.startswith(b"HTTP/1.1 200") and proxy.unasked == []
+
+
+# ----- framing: what is relayed is exactly what was sent, however it arrives -----
+from hypothesis import given, settings as hypothesis_settings, strategies as st  # noqa: E402
+
+from plugin.reading.render_egress import _relay_body  # noqa: E402
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def drain(self) -> None:
+        pass
+
+
+def _feed(data: bytes, cuts: list[int], after: bytes) -> asyncio.StreamReader:
+    reader = asyncio.StreamReader()
+    points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    for start, end in zip(points, points[1:]):
+        reader.feed_data(data[start:end])
+    reader.feed_data(after)
+    reader.feed_eof()
+    return reader
+
+
+@hypothesis_settings(deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=300), max_size=6), st.lists(st.integers(0, 3000), max_size=8),
+       st.binary(max_size=40))
+def test_a_chunked_body_is_relayed_whole_and_ends_where_its_framing_does(chunks, cuts, after):
+    encoded = b"".join(b"%x\r\n" % len(c) + c + b"\r\n" for c in chunks) + b"0\r\n\r\n"
+    counted: list[int] = []
+
+    async def relay() -> tuple[bool, bytes, bytes]:
+        reader, sink = _feed(encoded, cuts, after), _Sink()
+        ended = await _relay_body([("Transfer-Encoding", "chunked")], reader, sink, counted.append)
+        return ended, bytes(sink.data), await reader.read()
+
+    ended, relayed, rest = asyncio.run(relay())
+    assert ended and relayed == encoded and rest == after  # the next message is left for the next read
+    assert sum(counted) <= len(encoded)
+
+
+@hypothesis_settings(deadline=None)
+@given(st.binary(max_size=2000), st.lists(st.integers(0, 2000), max_size=8), st.binary(max_size=40))
+def test_a_body_with_a_length_is_relayed_to_its_length(body, cuts, after):
+    async def relay() -> tuple[bool, bytes, bytes]:
+        reader, sink = _feed(body, cuts, after), _Sink()
+        ended = await _relay_body([("Content-Length", str(len(body)))], reader, sink, lambda size: None)
+        return ended, bytes(sink.data), await reader.read()
+
+    assert asyncio.run(relay()) == (True, body, after)
