@@ -116,6 +116,20 @@ NEVER_QUIET = built() + "\nsetInterval(() => { fetch('/tick?' + Math.random()).c
 NEVER_LOADS = built() + "\nconst img = document.createElement('img'); img.src = '/hang'; document.body.appendChild(img);"
 
 
+COMPONENTS = """
+class ArticleBody extends HTMLElement {
+  constructor() {
+    super();
+    const root = this.attachShadow({mode: 'open'});
+    root.innerHTML = '<style>p { margin: 0 }</style><h1><slot name="title"></slot></h1>' +
+      %s.map(text => '<p>' + text + '</p>').join('') + '<p><slot></slot></p>';
+  }
+}
+customElements.define('article-body', ArticleBody);
+document.getElementById('root').innerHTML =
+  '<article-body><span slot="title">%s</span>Written by the keepers themselves.</article-body>';
+""" % (json.dumps(PARAGRAPHS), TITLE)
+
 WEBSOCKET = """
 const socket = new WebSocket('ws://' + location.host + '/ws');
 socket.onmessage = (event) => { build(JSON.parse(event.data)); socket.close(); };
@@ -168,6 +182,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/never-loads": page(shell(NEVER_LOADS)), "/hang": hang,
         "/ws-shell": page(shell(WEBSOCKET)), "/ws": websocket,
         "/bot-wall": bot_wall,
+        "/components": page(shell(COMPONENTS)),
     }
 
 
@@ -228,6 +243,15 @@ async def test_a_shell_that_fetches_its_text_as_json_comes_back_rendered(world):
     assert response.rendered is True and response.may_require_js is True
     assert JSON_SENTENCE in response.content and "enable JavaScript" not in response.content
     assert "/article.json" in paths(world.site)
+
+
+@needs_chromium
+@module_loop
+async def test_text_inside_web_components_shadow_roots_comes_back(world):
+    response = await world.reader.fetch(world.url("/components"))
+    assert response.rendered and SENTENCE in response.content and PARAGRAPHS[2] in response.content
+    assert response.title == TITLE  # the named slot, filled with the host's own child
+    assert "Written by the keepers themselves." in response.content  # the default slot
 
 
 @needs_chromium

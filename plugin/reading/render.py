@@ -40,7 +40,26 @@ log = get_logger("metasearch.render")
 COMMAND_TIMEOUT_S = 10.0  # a DevTools command that takes longer: the browser is hung
 PROBE_TIMEOUT_S = 2.0
 POLL_S = 0.03
+# The DOM as HTML; text a component keeps in an open shadow root (web components) is moved into the light
+# DOM first, its slots filled with the host's own children, so that serialising the page keeps it.
 SNAPSHOT = """(() => {
+  const flatten = (root) => {
+    for (const host of root.querySelectorAll('*')) {
+      if (!host.shadowRoot) continue;
+      flatten(host.shadowRoot);
+      const holder = document.createElement('div');
+      holder.innerHTML = host.shadowRoot.innerHTML;
+      for (const slot of holder.querySelectorAll('slot')) {
+        const name = slot.getAttribute('name');
+        const given = [...host.childNodes].filter((node) => name
+          ? node.nodeType === 1 && node.getAttribute('slot') === name
+          : !(node.nodeType === 1 && node.hasAttribute('slot')));
+        slot.replaceWith(...(given.length ? given : [...slot.childNodes]));
+      }
+      host.replaceChildren(...holder.childNodes);
+    }
+  };
+  try { flatten(document); } catch (e) {}
   const nav = performance.getEntriesByType('navigation')[0];
   const root = document.documentElement;
   return {html: root ? root.outerHTML : '', url: location.href, type: document.contentType || '',
