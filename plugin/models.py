@@ -79,6 +79,10 @@ class ResultRow(BaseModel):
                                                              "snippet stands")
     explain: RowExplanation | None = Field(None, description="The votes and boosts behind `score` (search with "
                                                              "explain=True)")
+    rendered: bool | None = Field(None, description="With read=N: true when the page's text is what a browser "
+                                                    "showed (its scripts run); absent when the page was not read")
+    may_require_js: bool | None = Field(None, description="With read=N: true when the page's HTML looks like an app "
+                                                          "shell built by scripts; absent when it was not read")
     passages: list[Passage] | None = Field(None, description="The read page's passages that best answer the query "
                                                              "(search with read=N, passages=K), best first; offsets "
                                                              "into the page's Markdown text, as web_fetch reads it")
@@ -148,6 +152,11 @@ class FetchResponse(BaseModel):
     omitted: Omitted | None = Field(None, description="What max_tokens, max_chars or passages left out")
     tokens: int | None = Field(None, description="Estimated tokens of the text a model reads of this answer "
                                                  "(given with max_tokens or query)")
+    rendered: bool = Field(False, description="True when the text is the page as a browser (Chromium) showed it, "
+                                              "its scripts run; false when it is the HTML as sent")
+    may_require_js: bool = Field(False, description="True when the page's HTML looks like an app shell built by "
+                                                    "scripts (a warning says what gave it away and whether it was "
+                                                    "rendered)")
 
 
 class VerifyResponse(BaseModel):
@@ -169,3 +178,6 @@ class VerifyResponse(BaseModel):
     cached: bool = Field(False, description="True when the page came from the page cache (no request made)")
     elapsed_ms: int = 0
     warnings: list[str] = Field(default_factory=list)
+    rendered: bool = Field(False, description="True when the text checked is the page as a browser showed it")
+    may_require_js: bool = Field(False, description="True when the page's HTML looks like an app shell built by "
+                                                    "scripts")

@@ -487,6 +487,25 @@ class Settings(BaseSettings):
     fetch_host_interval_ms: int = Field(250, ge=0, description="Pause between starting reads of one host")
     fetch_fallback_min_chars: int = Field(200, ge=0, description="Main text shorter than this falls back to "
                                                                   "the page's visible text")
+    # --- pages only a browser can show (plugin.reading.render; issue 27) ---
+    render: Literal["auto", "always", "never"] = Field(
+        "auto", description="Render pages with the installed Chromium: auto (a page whose HTML looks like an app "
+                            "shell, when a Chromium is found), always (every HTML page), never (METASEARCH_RENDER)")
+    chromium: str | None = Field(None, description="The Chromium (or Chrome) to render with; by default the first of "
+                                                   "chromium, chromium-browser, google-chrome on the PATH "
+                                                   "(METASEARCH_CHROMIUM)")
+    render_timeout_ms: int = Field(10000, ge=500, le=120000,
+                                   description="Longest one page is rendered (within the read's own deadline); a page "
+                                               "that never settles is read as it stands then")
+    render_settle_ms: int = Field(300, ge=0, le=10000, description="A rendered page counts as settled once loaded "
+                                                                    "and no request has been out for this long")
+    render_concurrency: int = Field(2, ge=1, le=32, description="Pages rendered at once per process")
+    render_max_requests: int = Field(200, ge=1, description="Requests one rendered page may make; the rest are "
+                                                            "refused")
+    render_max_bytes: int = Field(20_000_000, ge=10_000, description="Bytes one rendered page may pull in, all its "
+                                                                      "requests together")
+    render_keep_s: float = Field(120, ge=0, description="How long the browser is kept after the last render "
+                                                        "before it is closed (it starts again on the next)")
     read_max_results: int = Field(5, ge=0, le=20, description="Most results one search reads (read=N)")
     read_max_chars: int = Field(30000, ge=100, description="Characters of page text one search attaches, all "
                                                            "read results together")

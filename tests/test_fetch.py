@@ -143,9 +143,15 @@ async def test_other_content_types_are_unsupported(standins, content_type):
 
 
 async def test_empty_page_is_not_extractable(standins):
+    empty = "<html><head><title>Nothing</title></head><body><div class=x></div></body></html>"
     shell = "<html><head><title>App</title><script>render()</script></head><body><div id=root></div></body></html>"
-    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/app": page(shell)}))
-    assert (await failure(site.url + "/app")).code == "not_extractable"
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/empty": page(empty), "/app": page(shell)}))
+    assert (await failure(site.url + "/empty")).code == "not_extractable"
+    # An app shell with no text of its own is no error: it is said to be one (issue 27), text empty.
+    async with Reader(Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0,
+                               render="never")) as reader:
+        app = await reader.fetch(site.url + "/app")
+    assert app.content == "" and app.may_require_js is True and app.rendered is False
 
 
 # ----- slices and the page cache -----
@@ -947,7 +953,8 @@ def test_public_names_and_response_fields():
     assert plugin.fetch.__module__ == "plugin.reading.reader" and callable(plugin.fetch_sync)
     assert list(plugin.FetchResponse.model_fields) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens",
+        "rendered", "may_require_js"]
     assert issubclass(plugin.FetchError, plugin.SearchError)
 
 

@@ -31,8 +31,9 @@ async def test_web_fetch_over_mcp(standins):
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
+    shell = "<html><body><div id='root'></div><noscript>Please enable JavaScript.</noscript><script src='/a.js'></script></body></html>"
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html()),
-                                  "/robots-only": page("x")}))
+                                  "/robots-only": page("x"), "/spa": page(shell)}))
     engine = await standins(page(bing_page([("How async Rust works", site.url + "/post", "async rust explained")])))
     params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
                                    env=env(METASEARCH_ENDPOINTS=json.dumps({"bing": engine.url}),
@@ -42,7 +43,7 @@ async def test_web_fetch_over_mcp(standins):
         fetch = tools["web_fetch"]
         assert fetch.input_schema["required"] == ["url"]
         assert set(fetch.input_schema["properties"]) == {"url", "max_chars", "offset", "format", "query", "passages",
-                                                         "max_tokens"}
+                                                         "max_tokens", "render"}
         assert fetch.output_schema is not None
         assert set(fetch.output_schema["properties"]) >= {"content", "next_offset", "truncated", "total_chars"}
         assert "read" in tools["web_search"].input_schema["properties"]
@@ -64,6 +65,10 @@ async def test_web_fetch_over_mcp(standins):
         searched = await client.call_tool("web_search", {"query": "async rust", "read": 1})
         row = searched.structured_content["results"][0]
         assert ARTICLE_PARAGRAPHS[0] in row["content"] and "page text:" in searched.content[0].text
+
+        spa = await client.call_tool("web_fetch", {"url": site.url + "/spa", "render": "never"})
+        assert spa.structured_content["may_require_js"] is True and spa.structured_content["rendered"] is False
+        assert "warning: the page looks built by scripts" in spa.content[0].text
 
         bad = await client.call_tool("web_fetch", {"url": "ftp://example.com/x"})
         assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_url"
@@ -142,7 +147,8 @@ def test_schema_exports_web_fetch():
     assert mcp["inputSchema"]["properties"]["format"]["enum"] == ["markdown", "text"]
     assert list(mcp["outputSchema"]["properties"]) == [
         "url", "final_url", "status", "content_type", "title", "published", "content", "offset", "next_offset",
-        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens"]
+        "total_chars", "truncated", "cached", "elapsed_ms", "queue_ms", "warnings", "query", "passages", "omitted", "tokens",
+        "rendered", "may_require_js"]
     assert tool_schema("openai", "web_fetch")["function"]["name"] == "web_fetch"
     assert tool_schema("anthropic", "web_fetch")["input_schema"]["properties"]["offset"]["minimum"] == 0
     assert tool_schema("openai")["function"]["name"] == "web_search"

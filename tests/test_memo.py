@@ -24,6 +24,7 @@ NOT_CACHES = {
     "plugin.infra.logs._REGISTERED": "API keys registered for redaction: forgetting one would let it into a log",
     "plugin.infra.memo._KEPT": "the registry itself",
     "plugin.infra.memo._TABLES": "the registry itself",
+    "plugin.reading.chromium._live": "browsers running, killed at interpreter exit: forgetting one would leave it running",
 }
 _CACHE_DECORATORS = {"lru_cache", "cache"}  # functools.lru_cache(...), functools.cache, bare or called
 _EMPTY_CONTAINERS = {"dict", "set", "list", "OrderedDict", "Counter", "WeakValueDictionary", "WeakKeyDictionary",

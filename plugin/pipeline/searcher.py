@@ -179,24 +179,27 @@ class Searcher:
     @checked_arguments
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
                      ignore_cooldowns: bool = False, read: object = 0, passages: object = None,
-                     max_tokens: object = None, explain: bool = False, **options: object) -> SearchResponse:
+                     max_tokens: object = None, explain: bool = False, render: object = None,
+                     **options: object) -> SearchResponse:
         """One search; `options` are the caller's arguments (limit, engines, region, time_range, site,
         safesearch, allowed_domains, blocked_domains, category, page, user_location), checked in one place (`plugin.pipeline.query.check_request`).
         `ignore_cooldowns` tries benched engines anyway. `read=N` attaches the main text of the top N
         pages (plugin.reading.attach); with `passages=K`, each read row's K passages that best answer the
         query instead of its text. `max_tokens`: the rows a model reads fit this many (estimated) tokens
         (plugin.reading.evidence.pack_search); `omitted` says what was left out. `explain` keeps each
-        row's votes and boosts (`explain`)."""
+        row's votes and boosts (`explain`). `render` (auto, always, never; default the `render` setting):
+        whether read pages that only a browser can show are rendered (plugin.reading.render)."""
         started = time.perf_counter()
         problem = unknown_arguments("search()", options, (*REQUEST_OPTIONS, "now", "cache", "ignore_cooldowns", "read",
-                                                               "passages", "max_tokens", "explain"))
+                                                               "passages", "max_tokens", "explain", "render"))
         if problem is not None:
             raise problem
         count = self._pages_to_read(read)  # a bad read= is refused before any work
+        mode = self._render_mode(render)
         per_row, budget = self._focus(passages, max_tokens)
         with collecting_problems() as problems:  # state-store trouble met by this search, for its warnings
             response = await self._search(query, now, cache, ignore_cooldowns, options, problems)
-            response = await self._read_pages(response, count, started, passages=per_row)
+            response = await self._read_pages(response, count, started, passages=per_row, render=mode)
             if per_row and not count:
                 response = response.model_copy(update={"warnings": [
                     *response.warnings, "passages has no effect without read (the pages to take passages from)"]})
@@ -289,6 +292,13 @@ class Searcher:
             self._reader = Reader(self.settings, state=self.state, transport=self._page_transport)
         return self._reader
 
+    def _render_mode(self, render: object) -> str | None:
+        if render is None:
+            return None
+        from plugin.reading.reader import check_render
+
+        return check_render(render, self.settings)
+
     def _pages_to_read(self, read: object) -> int:
         if read in (None, 0, False):
             return 0
@@ -297,7 +307,7 @@ class Searcher:
         return check_read(read, self.settings)
 
     async def _read_pages(self, response: SearchResponse, count: int, started: float,
-                          passages: int = 0) -> SearchResponse:
+                          passages: int = 0, render: str | None = None) -> SearchResponse:
         """The response with its top `count` rows' text attached, within what is left of the search's
         deadline (plugin.reading.attach.read_window)."""
         if not count or not response.results:
@@ -306,7 +316,7 @@ class Searcher:
 
         window = read_window(self.settings, time.perf_counter() - started)
         response = await attach_pages(response, count, reader=self.page_reader(), settings=self.settings,
-                                      window_s=window, passages=passages)
+                                      window_s=window, passages=passages, render=render)
         response = response.model_copy(update={"elapsed_ms": int((time.perf_counter() - started) * 1000)})
         return self._without_secrets(response)
 
@@ -347,7 +357,7 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
                  blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
                  page: int | None = None, user_location: str | dict | None = None, read: int = 0,
                  ignore_cooldowns: bool = False, passages: int | None = None,
-                 max_tokens: int | None = None, explain: bool = False) -> SearchResponse:
+                 max_tokens: int | None = None, explain: bool = False, render: str | None = None) -> SearchResponse:
     """Search the web through many engines; raises `SearchError` (with `.code`) on bad input.
 
     `allowed_domains` / `blocked_domains` (one or the other): rows only from / never from these
@@ -358,14 +368,16 @@ async def search(query: str, *, limit: int | None = None, engines: Sequence[str]
     try engines that are cooling down anyway. `passages=K` (with read=N): each read row's K passages that
     best answer the query, with their offsets, instead of its text. `max_tokens`: the answer a model
     reads fits this many estimated tokens (rows in rank order; `omitted` says what was left out).
-    `explain=True`: each row carries the votes and boosts behind its score (`explain`)."""
+    `explain=True`: each row carries the votes and boosts behind its score (`explain`). `render` (with
+    read=N): auto (default: a page that looks like an app shell is rendered by the installed Chromium),
+    always or never; each read row says `rendered` and `may_require_js`."""
     return await searcher_for(settings).search(query, limit=limit, engines=engines, region=region,
                                                time_range=time_range, site=site, safesearch=safesearch,
                                                cache=cache, allowed_domains=allowed_domains,
                                                blocked_domains=blocked_domains, category=category, page=page,
                                                user_location=user_location, read=read,
                                                ignore_cooldowns=ignore_cooldowns, passages=passages,
-                                               max_tokens=max_tokens, explain=explain)
+                                               max_tokens=max_tokens, explain=explain, render=render)
 
 
 @checked_arguments
@@ -376,7 +388,7 @@ def search_sync(query: str, *, limit: int | None = None, engines: Sequence[str] 
                 blocked_domains: Sequence[str] | str | None = None, category: str | None = None,
                 page: int | None = None, user_location: str | dict | None = None, read: int = 0,
                 ignore_cooldowns: bool = False, passages: int | None = None, max_tokens: int | None = None,
-                explain: bool = False) -> SearchResponse:
+                explain: bool = False, render: str | None = None) -> SearchResponse:
     """`search` for callers that do not await: plain scripts, and code already inside a running event loop
     (Jupyter, an async agent framework), where the search runs on a worker thread with a loop of its own
     while the caller waits. Cooldowns, cached answers and budgets persist between calls through the state
@@ -386,7 +398,7 @@ def search_sync(query: str, *, limit: int | None = None, engines: Sequence[str] 
                      safesearch=safesearch, cache=cache, allowed_domains=allowed_domains,
                      blocked_domains=blocked_domains, category=category, page=page, user_location=user_location,
                      read=read, ignore_cooldowns=ignore_cooldowns, passages=passages, max_tokens=max_tokens,
-                     explain=explain)
+                     explain=explain, render=render)
 
     async def run() -> SearchResponse:
         # A fresh searcher per call: its HTTP session belongs to this call's event loop.

@@ -20,6 +20,7 @@ from plugin.models import ReadFailure, ResultRow, SearchResponse
 from plugin.pipeline.query import whole_number
 from plugin.reading.reader import Reader, slice_text
 from plugin.reading.sent import tidy_sent_text
+from plugin.reading.shells import SHELL_WARNING
 from plugin.settings import Settings
 
 log = get_logger("metasearch.reading")
@@ -45,17 +46,21 @@ def read_window(settings: Settings, elapsed_s: float) -> float:
 
 
 async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, settings: Settings,
-                       window_s: float | None = None, passages: int = 0) -> SearchResponse:
+                       window_s: float | None = None, passages: int = 0, render: str | None = None) -> SearchResponse:
     """`response` with the main text of its first `count` rows attached, read within `window_s` seconds
     (`read_window(settings, 0)` when not given); with `passages`, each row's `passages` best passages for
-    the response's query instead of its text (plugin.reading.evidence)."""
+    the response's query instead of its text (plugin.reading.evidence). `render` (checked; None: the
+    setting): whether pages that need a browser are rendered (plugin.reading.render); a row says
+    `rendered` and `may_require_js`, and a shell's warning goes into the response's warnings."""
     rows = response.results[:count]
     if not rows:
         return response
     window = read_window(settings, 0.0) if window_s is None else window_s
     deadline = asyncio.get_running_loop().time() + window
 
-    async def read(row: ResultRow) -> str | ReadFailure:
+    how: dict[int, tuple[bool, bool, list[str]]] = {}  # row -> (rendered, may_require_js, shell warnings)
+
+    async def read(row: ResultRow, index: int) -> str | ReadFailure:
         given = row.engine_text
         if given is not None:
             text = tidy_sent_text(given)
@@ -63,7 +68,10 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
                 return text
         try:
             async with asyncio.timeout_at(deadline):
-                document, _ = await reader.document(row.url, markdown=True, ignore_robots=False, deadline=deadline)
+                document, _ = await reader.document(row.url, markdown=True, ignore_robots=False, deadline=deadline,
+                                                    render=render)
+            how[index] = (document.rendered, document.may_require_js,
+                          [w for w in document.warnings if w.startswith((SHELL_WARNING, "render=always:"))])
             return document.content
         except FetchError as exc:
             if exc.code == TIMEOUT:
@@ -79,15 +87,20 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
         return ReadFailure(code=TIMEOUT, message=f"not read within the search's deadline ({window * 1000:.0f} ms "
                                                  f"were left for reading pages)" + (f": {why}" if why else ""))
 
-    outcomes = await asyncio.gather(*(read(row) for row in rows))
+    outcomes = await asyncio.gather(*(read(row, i) for i, row in enumerate(rows)))
     texts = {i: text for i, text in enumerate(outcomes) if isinstance(text, str)}
     shares = share_budget({i: len(text) for i, text in texts.items()}, settings.read_max_chars)
     updated: list[ResultRow] = []
+    warnings = list(response.warnings)
     for i, row in enumerate(rows):
         outcome = outcomes[i]
         if isinstance(outcome, ReadFailure):
             updated.append(row.model_copy(update={"read_error": outcome}))
             continue
+        if i in how:
+            rendered, may_require_js, shell = how[i]
+            row = row.model_copy(update={"rendered": rendered, "may_require_js": may_require_js})
+            warnings.extend(f"result {i + 1} ({row.url[:200]}): {w}" for w in shell)
         if passages:
             from plugin.reading.evidence import passages_of
 
@@ -96,7 +109,7 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
             continue
         piece, rest = slice_text(outcome, 0, max(shares[i], 1))
         updated.append(row.model_copy(update={"content": piece, "content_truncated": rest is not None}))
-    return response.model_copy(update={"results": updated + response.results[count:]})
+    return response.model_copy(update={"results": updated + response.results[count:], "warnings": warnings})
 
 
 def share_budget(lengths: Mapping[int, int], budget: int) -> dict[int, int]:

@@ -42,6 +42,13 @@ class Document:
     published: dt.date | None
     content: str
     warnings: list[str] = field(default_factory=list)
+    # An app shell (plugin.reading.shells): what gave it away; and whether this text is the browser's.
+    shell_signs: list[str] = field(default_factory=list)
+    rendered: bool = False
+
+    @property
+    def may_require_js(self) -> bool:
+        return bool(self.shell_signs)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -51,6 +58,8 @@ class Document:
     @classmethod
     def from_json(cls, raw: str) -> "Document":
         data = json.loads(raw)
+        if "shell_signs" not in data:  # cached before shells were told apart: read the page again
+            raise KeyError("shell_signs")
         data["published"] = dt.date.fromisoformat(data["published"]) if data.get("published") else None
         return cls(**data)
 
@@ -91,8 +100,9 @@ def _sniffed_head(body: bytes) -> bytes:
     return head
 
 
-def build_document(response: Response, *, markdown: bool, settings: Settings) -> Document:
-    """The page's text (Markdown or plain) with its title and date. CPU-bound: callers run it in a thread."""
+def build_document(response: Response, *, markdown: bool, settings: Settings, detect_shell: bool = True) -> Document:
+    """The page's text (Markdown or plain) with its title and date. CPU-bound: callers run it in a thread.
+    An HTML page is also looked at for the signs of an app shell (`detect_shell`; a rendered DOM is not)."""
     media = media_type(response.headers.get("content-type"))
     kind = kind_of(media, response.body)
     if kind is None:
@@ -102,6 +112,7 @@ def build_document(response: Response, *, markdown: bool, settings: Settings) ->
     title: str | None = None
     published: dt.date | None = None
     warnings: list[str] = []
+    signs: list[str] = []
     if kind == "pdf":
         from plugin.reading.pdf import pdf_text
 
@@ -118,6 +129,10 @@ def build_document(response: Response, *, markdown: bool, settings: Settings) ->
             title, published, content, warnings = (extracted.title, extracted.published, extracted.content,
                                                    extracted.warnings)
             media = media or "text/html"
+            if detect_shell:
+                from plugin.reading.shells import shell_signs
+
+                signs = shell_signs(text, len(extracted.content))
         elif kind == "json":
             try:
                 content = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
@@ -131,7 +146,9 @@ def build_document(response: Response, *, markdown: bool, settings: Settings) ->
                 title = found.group(1) if found else None
     content = clean_document(content)
     if not content.strip():
-        raise FetchError(NOT_EXTRACTABLE, "the page holds no readable text (empty, or built by scripts)")
+        if not signs:
+            raise FetchError(NOT_EXTRACTABLE, "the page holds no readable text (empty, or built by scripts)")
+        content = ""  # an app shell with no text of its own: said by its signs, and rendered where it can be
     return Document(final_url=response.url, status=response.status, content_type=media,
                     title=clean_title(title) if title else None, published=published, content=content,
-                    warnings=warnings)
+                    warnings=warnings, shell_signs=signs)

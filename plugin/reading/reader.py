@@ -3,6 +3,8 @@
     url ─ check (http/https, no private address) ─ page cache? ─ hit: robots.txt allows it? ──────┐
         ─ miss: robots.txt (cached) ─ get, hop by hop (each hop checked, guarded DNS, politeness)   │
         ─ by content type: HTML main text | PDF pages | text | Markdown | JSON ─ clean ─ cache
+        ─ an app shell (plugin.reading.shells)? with render=auto, or any HTML with render=always:
+          the page rendered by Chromium (plugin.reading.render), its DOM read the same way, cached apart
         ─ slice [offset, offset + max_chars), cut at a paragraph, line or word ─ FetchResponse
 
 `Reader` owns what outlives one read (the HTTP session, the state store, robots verdicts, per-host
@@ -18,19 +20,32 @@ from typing import Callable
 
 from aiohttp.abc import AbstractResolver
 
+from engines.base import Response
 from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
 from plugin.infra.admission import EngineClock
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
 from plugin.pipeline.query import whole_number
-from plugin.reading.documents import Document, build_document
+from plugin.reading.documents import HTML_TYPES, Document, build_document
 from plugin.reading.hops import PageClient
 from plugin.reading.robots import RobotsPolicy
 from plugin.settings import Settings
 
 FORMATS = ("markdown", "text")
 MAX_SLICE = 1_000_000
+RENDER_MODES = ("auto", "always", "never")
+RENDER_MARGIN_S = 0.5  # of a read's deadline, kept for reading the rendered page's text
+
+
+def check_render(value: object, settings: Settings) -> str:
+    """`render` checked: auto, always or never (None: the `render` setting); FetchError invalid_parameter."""
+    if value is None:
+        return settings.render
+    if isinstance(value, str) and value.strip().lower() in RENDER_MODES:
+        return value.strip().lower()
+    raise FetchError(INVALID_PARAMETER, f"render must be auto, always or never, got {str(value)[:40]!r}",
+                     parameter="render")
 
 
 def check_fetch_args(max_chars: object, offset: object, format: object, default_max: int) -> tuple[int, int, str]:
@@ -103,8 +118,19 @@ class Reader:
         self.client = PageClient(self.settings, resolver=resolver, transport=transport,
                                  **({"public": public} if public else {}))
         self.robots = RobotsPolicy(self.settings, self.state, self.client.get)
+        self._renderer = None  # plugin.reading.render.Renderer, made at the first page that needs one
+
+    def renderer(self):
+        """The Chromium renderer of this reader (made on first use; the browser starts at the first render)."""
+        if self._renderer is None:
+            from plugin.reading.render import Renderer
+
+            self._renderer = Renderer(self.settings, guard=self.client.guard, check=self.client.check)
+        return self._renderer
 
     async def close(self) -> None:
+        if self._renderer is not None:
+            await self._renderer.close()
         await self.client.close()
         if self._owns_state:
             await self.state.close()
@@ -123,20 +149,21 @@ class Reader:
 
     async def fetch(self, url: object, *, max_chars: object = None, offset: object = 0, format: object = "markdown",
                     ignore_robots: bool = False, query: object = None, passages: object = None,
-                    max_tokens: object = None) -> FetchResponse:
+                    max_tokens: object = None, render: object = None) -> FetchResponse:
         """One slice of the page's text; FetchError (with `.code`) when the page cannot be had. With
         `query`: the `passages` best passages instead (plugin.reading.evidence); `max_tokens` bounds
-        either."""
+        either. `render`: auto, always or never (default: the `render` setting)."""
         from plugin.reading.evidence import check_focus, focus_fetch
 
         started = time.perf_counter()
         chars, start, fmt = check_fetch_args(max_chars, offset, format, self.settings.fetch_max_chars)
         focus = check_focus(query, passages, max_tokens, self.settings, error=FetchError)
+        mode = check_render(render, self.settings)
         target = self.client.check(url)
         deadline = self.deadline()
         clock = self.client.read_clock(deadline)
         document, cached = await self.document(target.url, markdown=fmt == "markdown", ignore_robots=ignore_robots,
-                                               deadline=deadline, clock=clock)
+                                               deadline=deadline, clock=clock, render=mode)
         piece, next_offset = slice_text(document.content, start, chars)
         warnings = list(document.warnings)
         if start and start >= len(document.content):
@@ -147,21 +174,94 @@ class Reader:
             title=document.title, published=document.published, content=piece, offset=start,
             next_offset=next_offset, total_chars=len(document.content), truncated=next_offset is not None,
             cached=cached, elapsed_ms=int((time.perf_counter() - started) * 1000), queue_ms=clock.queue_ms(),
-            warnings=warnings)
+            warnings=warnings, rendered=document.rendered, may_require_js=document.may_require_js)
         if focus is None:
             return response
         response = focus_fetch(response, document.content, focus, self.settings, markdown=fmt == "markdown",
                                max_chars=chars if max_chars is not None else None)
         return response.model_copy(update={"elapsed_ms": int((time.perf_counter() - started) * 1000)})
 
-    def cache_key(self, url: str, markdown: bool) -> str:
-        return "page:" + hashlib.sha256(f"{'markdown' if markdown else 'text'}\n{url}".encode()).hexdigest()
+    def cache_key(self, url: str, markdown: bool, rendered: bool = False) -> str:
+        """The page cache's key: the text as sent, and (`rendered`) the text the browser showed, apart."""
+        kind = f"{'rendered' if rendered else ''}{'markdown' if markdown else 'text'}"
+        return "page:" + hashlib.sha256(f"{kind}\n{url}".encode()).hexdigest()
 
     async def document(self, url: str, *, markdown: bool, ignore_robots: bool, deadline: float,
-                       clock: EngineClock | None = None) -> tuple[Document, bool]:
+                       clock: EngineClock | None = None, render: str | None = None) -> tuple[Document, bool]:
         """The whole text of the page at `url` (already checked), from the page cache when it is there;
         (document, came from the cache). `deadline` is the caller's; `clock` (PageClient.read_clock)
-        keeps the page's own time and the read's queue time."""
+        keeps the page's own time and the read's queue time. `render` (checked; None: the setting):
+        whether an HTML page is rendered by the browser (auto: when it looks like an app shell)."""
+        mode = render or self.settings.render
+        plain, cached = await self._plain_document(url, markdown=markdown, ignore_robots=ignore_robots,
+                                                   deadline=deadline, clock=clock)
+        wanted = plain.content_type in HTML_TYPES and (mode == "always" or (mode == "auto" and plain.may_require_js))
+        if not wanted:
+            if plain.may_require_js:
+                return _outcome(plain, "it was not rendered (render=never), so its text may be a placeholder or "
+                                       "missing; read it with render=auto or always"), cached
+            return plain, cached
+        renderer = self.renderer()
+        if not renderer.available:
+            return _outcome(plain, f"it was not rendered: {renderer.unavailable}; its text may be a placeholder "
+                                   "or missing", always=mode == "always"), cached
+        return await self._rendered_document(url, plain, cached, markdown=markdown,
+                                             respect_robots=self.settings.fetch_robots and not ignore_robots,
+                                             deadline=deadline, always=mode == "always")
+
+    async def _rendered_document(self, url: str, plain: Document, plain_cached: bool, *, markdown: bool,
+                                 respect_robots: bool, deadline: float, always: bool) -> tuple[Document, bool]:
+        """The page as the browser shows it, read like any HTML page, cached apart from the plain text;
+        the plain document, saying why, when it cannot be rendered."""
+        from plugin.reading.render import RenderFailed
+
+        key = self.cache_key(url, markdown, rendered=True)
+        use_cache = self.settings.fetch_cache_ttl_s > 0
+        if use_cache:
+            hit = await self.state.cache_get(key)
+            document: Document | None = None
+            if hit is not None:
+                try:
+                    document = Document.from_json(hit)
+                except (ValueError, TypeError, KeyError):
+                    pass
+            if document is not None:
+                if respect_robots:
+                    await self._check_robots(url, document.final_url, deadline)
+                return _outcome(document, "it was rendered with Chromium, and the text is what the browser showed"), True
+        loop = asyncio.get_running_loop()
+        try:
+            page = await self.renderer().render(plain.final_url, deadline=deadline - RENDER_MARGIN_S,
+                                                robots=self.robots.check if respect_robots else None)
+            if page.status >= 400:  # the browser was turned away (a bot wall), or the page is gone since
+                return _outcome(plain, f"the browser was answered HTTP {page.status}; the text is the page as sent, "
+                                       "which may be a placeholder or missing", always=always), plain_cached
+            response = Response(status=page.status, url=page.url, headers={"content-type": "text/html; charset=utf-8"},
+                                body=b"", text=page.html)
+            built = await asyncio.wait_for(
+                asyncio.to_thread(build_document, response, markdown=markdown, settings=self.settings,
+                                  detect_shell=False),
+                timeout=max(deadline - loop.time(), 0.001))
+        except RenderFailed as exc:
+            return _outcome(plain, f"rendering it failed: {exc}; the text is the page as sent, which may be a "
+                                   "placeholder or missing", always=always), plain_cached
+        except FetchError as exc:
+            return _outcome(plain, f"rendering it failed ({exc.code}: {exc.message}); the text is the page as "
+                                   "sent, which may be a placeholder or missing", always=always), plain_cached
+        except (asyncio.TimeoutError, TimeoutError):
+            return _outcome(plain, "the rendered page's text was not read before the deadline; the text is the page "
+                                   "as sent, which may be a placeholder or missing", always=always), plain_cached
+        document = Document(final_url=built.final_url, status=built.status, content_type=plain.content_type,
+                            title=built.title or plain.title, published=built.published or plain.published,
+                            content=built.content, warnings=[*built.warnings, *page.warnings],
+                            shell_signs=list(plain.shell_signs), rendered=True)
+        if use_cache:
+            await self.state.cache_put(key, document.to_json(), self.settings.fetch_cache_ttl_s)
+        return _outcome(document, "it was rendered with Chromium, and the text is what the browser showed"), False
+
+    async def _plain_document(self, url: str, *, markdown: bool, ignore_robots: bool, deadline: float,
+                              clock: EngineClock | None = None) -> tuple[Document, bool]:
+        """The page's text as sent (no browser), from the page cache when it is there."""
         clock = clock or self.client.read_clock(deadline)
         key = self.cache_key(url, markdown)
         use_cache = self.settings.fetch_cache_ttl_s > 0
@@ -202,6 +302,22 @@ class Reader:
             await self.robots.check(self.client.check(address), deadline)
 
 
+def _outcome(document: Document, outcome: str, always: bool = False) -> Document:
+    """The document with the warning a shell read carries (what gave it away, what was done about it);
+    for a page that is no shell, only when rendering every page was asked for and could not be done."""
+    from dataclasses import replace
+
+    from plugin.reading.shells import shell_warning
+
+    if document.may_require_js:
+        warning = shell_warning(document.shell_signs, outcome)
+    elif always and not document.rendered:
+        warning = f"render=always: {outcome}"
+    else:
+        return document
+    return replace(document, warnings=[*document.warnings, warning])
+
+
 # ----- module-level API -----
 # Long-lived readers, one per distinct settings (as searchers are), the least recently used last out.
 _readers: KeptPerSettings[Reader] = KeptPerSettings(Reader, keep=8)
@@ -215,17 +331,19 @@ def reader_for(settings: Settings | None = None) -> Reader:
 
 async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, format: str = "markdown",
                 settings: Settings | None = None, ignore_robots: bool = False, query: str | None = None,
-                passages: int | None = None, max_tokens: int | None = None) -> FetchResponse:
+                passages: int | None = None, max_tokens: int | None = None, render: str | None = None) -> FetchResponse:
     """Read a web page: one slice of its main text (Markdown by default) with its title, date and the
     offset to read on from. Raises `FetchError` (a `SearchError`, with `.code`) when the page cannot be
     had or the arguments are wrong. `ignore_robots` is for reads a person asked for. `query`: instead of
     the slice, the `passages` passages that best answer it (by default as many as fit in the setting
     fetch_passage_chars, 1,200 characters), each with its offsets into the text (from `offset` on,
     within `max_chars` characters when given). `max_tokens`: the answer a model reads stays within this
-    many (estimated) tokens; `omitted` says what was left out."""
+    many (estimated) tokens; `omitted` says what was left out. `render`: auto (default, the `render`
+    setting: a page that looks like an app shell is rendered by the installed Chromium), always, never;
+    `rendered` and `may_require_js` say what happened."""
     return await reader_for(settings).fetch(url, max_chars=max_chars, offset=offset, format=format,
                                             ignore_robots=ignore_robots, query=query, passages=passages,
-                                            max_tokens=max_tokens)
+                                            max_tokens=max_tokens, render=render)
 
 
 def fetch_sync(url: str, **kwargs) -> FetchResponse:

@@ -123,7 +123,8 @@ async def verify_with(reader, url: object, quote: object, *, format: object = "m
     text = document.content
     found = find_quote(text, checked)
     common = dict(url=target.url, final_url=document.final_url, quote=checked, format=fmt, cached=cached,
-                  warnings=list(document.warnings))
+                  warnings=list(document.warnings), rendered=document.rendered,
+                  may_require_js=document.may_require_js)
     if found is None:
         return VerifyResponse(found=False, elapsed_ms=int((time.perf_counter() - started) * 1000), **common)
     s, e = sentence_around(text, found.start, found.end, markdown=fmt == "markdown")

@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "fetch_passage_chars setting, 1,200 characters)")
     fetch.add_argument("--max-tokens", dest="max_tokens", metavar="N",
                        help="fit the answer in about N tokens; omitted says what was left out")
+    fetch.add_argument("--render", metavar="auto|always|never",
+                       help="run the page's scripts in the installed Chromium: auto (default: only for a page that "
+                            "looks like an app shell), always, or never")
     fetch.add_argument("--json", action="store_true", help="print the FetchResponse as JSON")
 
     verify = commands.add_parser("verify", help="check that a quote occurs in a web page's text")
@@ -398,7 +401,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         async with Reader(settings) as reader:
             return await reader.fetch(args.url, max_chars=args.max_chars, offset=args.offset, format=args.format,
                                       ignore_robots=args.ignore_robots, query=args.query, passages=args.passages,
-                                      max_tokens=args.max_tokens)
+                                      max_tokens=args.max_tokens, render=args.render)
 
     response = asyncio.run(run())
     if args.json:

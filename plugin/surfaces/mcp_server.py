@@ -122,14 +122,14 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
                               structured_content=catalog.model_dump(mode="json"))
 
     async def web_fetch(url: Any = None, max_chars: Any = None, offset: Any = None, format: Any = None,
-                        query: Any = None, passages: Any = None,
-                        max_tokens: Any = None) -> Annotated[CallToolResult, FetchResponse]:
+                        query: Any = None, passages: Any = None, max_tokens: Any = None,
+                        render: Any = None) -> Annotated[CallToolResult, FetchResponse]:
         if settings_error is not None:
             return _error(settings_error.code, settings_error.message, **settings_error.details)
         try:
             response = await the_searcher().page_reader().fetch(url, max_chars=max_chars, offset=offset,
                                                                 format=format, query=query, passages=passages,
-                                                                max_tokens=max_tokens)
+                                                                max_tokens=max_tokens, render=render)
         except SearchError as exc:  # FetchError included
             return _error(exc.code, exc.message, **exc.details)
         from plugin.surfaces.render import render_page_for_model

@@ -144,6 +144,9 @@ class WebFetchArgs(BaseModel):
     max_tokens: int | None = Field(None, ge=1, description="Fit the answer in about this many tokens (passages "
                                                            "or slice); `omitted` says what was left out and the "
                                                            "offset to read on from.")
+    render: Literal["auto", "always", "never"] | None = Field(
+        None, description="Run the page's scripts in a headless browser: auto (default: only when the page looks "
+                          "like an app shell that scripts build), always, or never. `rendered` says whether it was.")
 
 
 def fetch_input_schema() -> dict[str, Any]:

@@ -3,7 +3,8 @@
 GET /search?q=...  -> SearchResponse JSON; every parameter is listed by `search_parameters()` (the
     web_search tool's arguments plus q and no_cache) and in the README; any other is refused (400,
     invalid_parameter), so a misspelt `lmit=3` is not silently ignored
-GET /fetch?url=&max_chars=&offset=&format=markdown|text&query=&passages=&max_tokens= -> FetchResponse JSON
+GET /fetch?url=&max_chars=&offset=&format=markdown|text&query=&passages=&max_tokens=&render=auto|always|never
+    -> FetchResponse JSON
     (errors: 400, 403, 502, 504); with query, the passages that answer it; its parameters are the web_fetch
     tool's (`fetch_parameters()`), any other is refused as well
 GET /verify?url=&quote=&format= -> VerifyResponse JSON: whether the quote occurs in the page, and where
@@ -138,7 +139,8 @@ async def fetch_handler(request: web.Request) -> web.Response:
     try:
         response = await request.app[SEARCHER].page_reader().fetch(
             args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"),
-            query=args.get("query"), passages=args.get("passages"), max_tokens=args.get("max_tokens"))
+            query=args.get("query"), passages=args.get("passages"), max_tokens=args.get("max_tokens"),
+            render=args.get("render"))
     except FetchError as exc:  # bad input 400; refused 403; the page's fault 502; too slow 504
         return web.json_response(exc.to_dict(), status=exc.http_status)
     except SearchError as exc:
