@@ -406,18 +406,15 @@ FORM_PAGE = (b'<html><head><title>A loopback listener</title></head><body><artic
              + b'</article><form method="post" action="/html/"><input name="q" value="fingerprint">'
                b'<input name="b" value=""></form>'
                b'<script>if (location.pathname == "/") document.forms[0].submit();</script></body></html>')
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 
 def find_chromium() -> str | None:
-    """The installed Chromium: METASEARCH_CHROMIUM, else the first of CHROMIUM_NAMES on the PATH."""
+    """The installed Chromium, found as page rendering finds it (METASEARCH_CHROMIUM, else the PATH)."""
     import os
-    import shutil
 
-    named = os.environ.get("METASEARCH_CHROMIUM")
-    if named:
-        return named if os.path.isfile(named) and os.access(named, os.X_OK) else shutil.which(named)
-    return next((found for found in map(shutil.which, CHROMIUM_NAMES) if found), None)
+    from plugin.reading.chromium import find_chromium as found
+
+    return found(os.environ.get("METASEARCH_CHROMIUM"))[0]
 
 
 def chromium_version(binary: str) -> str:
