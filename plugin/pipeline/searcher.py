@@ -211,11 +211,11 @@ class Searcher:
 
     def _focus(self, passages: object, max_tokens: object) -> tuple[int, int | None]:
         """(passages per read row, 0 for the page text; the token budget or None), checked."""
-        if passages in (None, 0, False) and max_tokens is None:
+        if passages is None and max_tokens is None:
             return 0, None
         from plugin.reading.evidence import check_focus
 
-        wanted = None if passages in (None, 0, False) else passages
+        wanted = passages  # 0 is refused as everywhere (check_focus), not taken for "none"
         # A query stands in for the search's own (checked by the search): check_focus then counts passages.
         focus = check_focus("query", wanted, max_tokens, self.settings)
         return (0 if wanted is None else focus.count), focus.max_tokens

@@ -69,6 +69,9 @@ def check_focus(query: object, passages: object, max_tokens: object, settings: S
             raise error(INVALID_PARAMETER, f"passages must be an integer of at least 1, got {str(passages)[:40]!r}",
                         parameter="passages")
         count = min(number, settings.passages_max)
+        if text is None:  # refused on every surface alike, rather than silently ignored
+            raise error(INVALID_PARAMETER, "passages picks passages for a query; give query too (or leave "
+                        "passages out for a slice of the text)", parameter="passages")
     budget = None
     if max_tokens is not None:
         budget = whole_number(max_tokens)
