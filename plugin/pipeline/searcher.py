@@ -41,7 +41,7 @@ from plugin.pipeline.query import REQUEST_OPTIONS
 from plugin.infra.singleflight import SingleFlight
 from plugin.pipeline.runner import EngineRun, EngineRunner
 from plugin.pipeline.tiers import Flights, Tiers
-from plugin.pipeline.sanitize import clean_snippet, clean_title
+from plugin.pipeline.sanitize import clean_snippet, clean_title, neutralise_template_tokens
 from plugin.settings import Settings
 
 
@@ -256,11 +256,13 @@ class Searcher:
         response = SearchResponse(
             query=plan.request.query,
             results=results,
-            engines=[run.report() for run in runs],
+            engines=[_sanitised(run.report()) for run in runs],
             partial=partial,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
-            warnings=[*self.state.warnings, *problems, *offline, *plan.warnings, *short],
+            # An upstream's own words may be in a warning or a detail: the one sanitiser, as for rows.
+            warnings=[neutralise_template_tokens(w) for w in (*self.state.warnings, *problems, *offline,
+                                                              *plan.warnings, *short)],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
             # Every engine answer from the cache (none asked now); a response without answers is not "cached".
@@ -317,6 +319,12 @@ class Searcher:
         if not any(secret in dumped for secret in self.secrets):
             return response
         return SearchResponse.model_validate_json(redact(dumped, self.secrets))
+
+
+def _sanitised(report):
+    """An engine's report with its detail (an upstream's own words, at times) free of template tokens."""
+    detail = neutralise_template_tokens(report.detail) if report.detail else report.detail
+    return report if detail == report.detail else report.model_copy(update={"detail": detail})
 
 
 # ----- module-level API -----

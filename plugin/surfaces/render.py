@@ -133,19 +133,17 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
 # ----- page text (plugin.fetch, web_fetch, search read=N) -----
 PAGE_FRAME_TAG = "untrusted_web_page"
 # A page's text is framed on its own (web_fetch) and inside the rows' frame (read=N): look-alikes of
-# either frame's tags are made inert, as neutralise_framing does for rows, and so are chat-template
-# special tokens (<|im_end|>) that a naive local template could take for its own.
+# either frame's tags are made inert, as neutralise_framing does for rows. Chat-template tokens
+# (<|im_end|>, [INST]) are made inert by the one sanitiser, clean_text / clean_document, for rows too.
 _ANY_FRAME_FORGERY = re.compile(r"[<\uff1c\ufe64](\s*/?\s*untrusted[\s_-]*(?:search[\s_-]*results|web[\s_-]*page)\s*)"
                                 r"([>\uff1e\ufe65]?)", re.I)
-_SPECIAL_TOKEN = re.compile(r"<\|([^<>|\n]{0,40})\|>")
 
 
 def page_text(text: str) -> str:
     """A page's text as a model reads it: cleaned characters, lines kept, nothing that closes or forges a
-    frame; everything else (code with `<`, `>`) as written."""
-    text = _ANY_FRAME_FORGERY.sub(lambda m: "\u2039" + m.group(1) + ("\u203a" if m.group(2) else ""),
+    frame, no template token; everything else (code with `<`, `>`) as written."""
+    return _ANY_FRAME_FORGERY.sub(lambda m: "\u2039" + m.group(1) + ("\u203a" if m.group(2) else ""),
                                   clean_document(text))
-    return _SPECIAL_TOKEN.sub(lambda m: "\u2039|" + m.group(1) + "|\u203a", text)
 
 
 PAGE_NOTICE = (
