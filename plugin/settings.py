@@ -505,6 +505,13 @@ class Settings(BaseSettings):
                                                               "asks for (a number, a date, a name)")
     passage_lead: float = Field(0.3, ge=0, description="Bonus of the page's first passage, falling to 0 at its end")
 
+    # --- metasearch serve ---
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names `serve` answers besides those it listens on (a reverse proxy's, say): name or "
+                    "name:port; '*' turns the Host/Origin check off. JSON list or comma-separated "
+                    "(METASEARCH_ALLOWED_HOSTS)")
+
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 
     def __init__(self, **values: Any):
@@ -545,6 +552,31 @@ class Settings(BaseSettings):
                 except ValueError as exc:
                     raise ValueError(f"not a JSON list: {exc}") from None
             return [part for part in text.split(",") if part.strip()] or None
+        return value
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: Any) -> Any:
+        if isinstance(value, str):  # METASEARCH_ALLOWED_HOSTS: a JSON list or comma-separated names
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except ValueError as exc:
+                    raise ValueError(f"not a JSON list: {exc}") from None
+            else:
+                value = text.split(",")
+        if isinstance(value, list):
+            value = [name.strip().lower().rstrip(".") if isinstance(name, str) else name for name in value]
+            value = [name for name in value if name != ""]
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_are_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name != "*" and not re.fullmatch(r"(\[[0-9a-f:.]+\]|[a-z0-9_.\-]+)(:\d{1,5})?", name):
+                raise ValueError(f"{name[:60]!r} is not a host name, host:port or '*'")
         return value
 
     @field_validator("engines")

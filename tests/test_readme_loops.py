@@ -125,7 +125,7 @@ def test_the_openai_loop(loopback_bing, monkeypatch):
     assert [m["role"] for m in final] == ["user", "assistant", "tool", "tool", "tool", "tool"]
     assert "docs.python.org/3/whatsnew/3.13.html" in final[2]["content"]
     invented, forgotten = (json.loads(m["content"])["error"] for m in final[4:])
-    assert invented["code"] == "invalid_parameter" and invented["parameter"] == ["lang"]
+    assert invented["code"] == "invalid_parameter" and invented["parameter"] == "lang"
     assert "lang" in invented["message"] and "region" in invented["message"]  # the arguments it takes
     assert forgotten["code"] == "invalid_parameter" and "did you mean limit?" in forgotten["message"]
 

@@ -27,11 +27,11 @@ def test_verify_sync_refuses_a_missing_or_misspelt_argument():
 
     with pytest.raises(SearchError) as caught:
         plugin.verify_sync(PAGE)
-    assert caught.value.code == "invalid_parameter" and caught.value.details["parameter"] == ["quote"]
+    assert caught.value.code == "invalid_parameter" and caught.value.details["parameter"] == "quote"
     with pytest.raises(SearchError) as caught:
         plugin.verify_sync(PAGE, "a quote", fromat="text")
     assert caught.value.code == "invalid_parameter" and "did you mean format?" in caught.value.message
-    assert caught.value.details["parameter"] == ["fromat"]
+    assert caught.value.details["parameter"] == "fromat"
     with pytest.raises(plugin.FetchError):  # what a loop's `except FetchError` catches, as for fetch_sync
         plugin.verify_sync(url=PAGE, qoute="a quote")
 
@@ -44,7 +44,7 @@ async def test_verify_refuses_a_missing_or_misspelt_argument():
     assert caught.value.code == "invalid_parameter" and "qoute (did you mean quote?)" in caught.value.message
     with pytest.raises(SearchError) as caught:
         await plugin.verify(quote="x")
-    assert caught.value.code == "invalid_parameter" and caught.value.details["parameter"] == ["url"]
+    assert caught.value.code == "invalid_parameter" and caught.value.details["parameter"] == "url"
 
 
 # ----- passages=0, and passages without a query, on every surface -----

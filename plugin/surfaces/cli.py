@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
     mcp.add_argument("--port", type=int, default=8765, help="port to listen on with --http (default 8765)")
 
-    serve = commands.add_parser("serve", help="serve GET /search, /fetch, /health and /metrics over HTTP")
+    serve = commands.add_parser("serve", help="serve GET /search, /fetch, /verify, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
     serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
