@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, Sequence
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError, TomlConfigSettingsSource
 
@@ -270,18 +270,60 @@ class _TomlSource(TomlConfigSettingsSource):
         return _toml_section(data, file_path, self.fields)
 
 
-def settings_error(exc: ValidationError | SettingsError) -> SearchError:
-    """A settings problem as the error every surface reports: the field and its variable named,
-    unknown_engine for engine names that do not exist, invalid_parameter otherwise."""
+def _variable(field: str) -> str:
+    """The environment variable a field is read from (API keys: their own names, without the prefix)."""
+    return field.upper() if field.endswith("_api_key") else f"METASEARCH_{field.upper()}"
+
+
+def _in_environment(variable: str) -> bool:
+    return any(name.upper() == variable for name in os.environ)  # read case-insensitively, as pydantic does
+
+
+def _file_keys(path: Path | None) -> set[str]:
+    """The setting names a config file holds (top level or its [metasearch] table)."""
+    if path is None:
+        return set()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
+    section = data.get("metasearch") if isinstance(data.get("metasearch"), dict) else data
+    return set(section)
+
+
+_PARSE_FAILURE = re.compile(r'field "(?P<field>\w+)" from source "(?P<source>\w+)"')
+
+
+def _not_json(exc: SettingsError) -> SearchError:
+    """A variable that is not valid JSON (METASEARCH_ENDPOINTS='not json'), named plainly."""
+    found = _PARSE_FAILURE.search(str(exc))
+    field = found.group("field") if found else None
+    if field is None or field not in Settings.model_fields:
+        return SearchError(INVALID_PARAMETER, f"invalid setting: {exc}" + (f" ({exc.__cause__})" if exc.__cause__ else ""))
+    annotation = str(Settings.model_fields[field].annotation)
+    shape = ('a JSON object, such as {"name": value}' if annotation.startswith("dict")
+             else 'a JSON list, such as ["a", "b"]' if "list" in annotation else "valid JSON")
+    why = f" ({exc.__cause__})" if exc.__cause__ else ""
+    where = (_variable(field) if found.group("source").startswith("Env") or _in_environment(_variable(field))
+             else field)
+    return SearchError(INVALID_PARAMETER, f"invalid setting: {where} is not valid JSON{why}; it must be {shape}",
+                       parameter=field)
+
+
+def settings_error(exc: ValidationError | SettingsError, given: Sequence[str] = ()) -> SearchError:
+    """A settings problem as the error every surface reports, naming the field where its value came from:
+    the argument (`given`: names passed in code or by a flag), its environment variable, or the config
+    file and key; unknown_engine for engine names that do not exist, invalid_parameter otherwise."""
     if isinstance(exc, SettingsError):  # a variable that is not valid JSON, e.g. METASEARCH_WEIGHTS='bing=2'
-        return SearchError(INVALID_PARAMETER, f"invalid setting: {exc}" + (
-            f" ({exc.__cause__})" if exc.__cause__ else ""))
+        return _not_json(exc)
+    path = _CONFIG_PATH.get()
+    file_keys: set[str] | None = None
     problems, fields, code = [], [], INVALID_PARAMETER
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else "settings"
         fields.append(field)
         where = ".".join(map(str, error["loc"][1:]))
-        env = field.upper() if field.endswith("_api_key") else f"METASEARCH_{field.upper()}"
+        env = _variable(field)
         if error["type"] == "unknown_engine":
             code = UNKNOWN_ENGINE
         if error["type"] == "extra_forbidden":
@@ -289,11 +331,45 @@ def settings_error(exc: ValidationError | SettingsError) -> SearchError:
             problems.append(f"unknown setting {field!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
             continue
         message = error["msg"].removeprefix("Value error, ")
-        problems.append(f"{field}{'.' + where if where else ''} ({env}): {message}")
+        name = f"{field}{'.' + where if where else ''}"
+        if field in given:  # precedence: arguments, then the environment, then the file
+            problems.append(f"{name}: {message}")
+            continue
+        if _in_environment(env):
+            problems.append(f"{name} ({env}): {message}")
+            continue
+        if file_keys is None:
+            file_keys = _file_keys(path)
+        problems.append(f"config file {path}: {name}: {message}" if field in file_keys else f"{name}: {message}")
     return SearchError(code, "invalid setting: " + "; ".join(problems), parameter=", ".join(dict.fromkeys(fields)))
 
 
+# Variables with the prefix that are not settings but are read on purpose (the bench scripts' corpus).
+OTHER_VARIABLES = frozenset({"METASEARCH_CORPUS"})
+
+
+def misspelt_variables(environ=None) -> list[str]:
+    """A warning for each METASEARCH_* variable that no setting reads (a typo is otherwise silently
+    ignored), naming the closest setting's variable."""
+    environ = os.environ if environ is None else environ
+    variables = {_variable(name): name for name in Settings.model_fields}
+    prefixed = sorted(v for v in variables if v.startswith("METASEARCH_"))
+    warnings = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith("METASEARCH_") or upper in variables or upper in OTHER_VARIABLES:
+            continue
+        bare = upper.removeprefix("METASEARCH_")
+        if bare in variables:  # METASEARCH_EXA_API_KEY: keys are read from EXA_API_KEY
+            warnings.append(f"{name} is not read: the key comes from {bare} (or METASEARCH_KEY_FILE)")
+            continue
+        close = difflib.get_close_matches(upper, prefixed, n=1, cutoff=0.6)
+        warnings.append(f"{name} is no setting and is ignored" + (f"; did you mean {close[0]}?" if close else ""))
+    return warnings
+
+
 class Settings(BaseSettings):
+    _warnings: list[str] = PrivateAttr(default_factory=list)
     model_config = SettingsConfigDict(
         env_prefix="METASEARCH_", extra="forbid", validate_default=True, populate_by_name=True,
         # A rejected value may be a proxy URL with its password, or a key: errors never quote it.
@@ -520,7 +596,13 @@ class Settings(BaseSettings):
         try:
             super().__init__(**values)
         except (ValidationError, SettingsError) as exc:
-            raise settings_error(exc) from None
+            raise settings_error(exc, given=list(values)) from None
+        self._warnings = misspelt_variables()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a person should know about how these settings were read (a misspelt variable)."""
+        return list(self._warnings)
 
     @field_validator("upstream_rps")
     @classmethod

@@ -261,8 +261,8 @@ class Searcher:
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
             # An upstream's own words may be in a warning or a detail: the one sanitiser, as for rows.
-            warnings=[neutralise_template_tokens(w) for w in (*self.state.warnings, *problems, *offline,
-                                                              *plan.warnings, *short)],
+            warnings=[neutralise_template_tokens(w) for w in (*self.settings.warnings, *self.state.warnings,
+                                                              *problems, *offline, *plan.warnings, *short)],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
             # Every engine answer from the cache (none asked now); a response without answers is not "cached".

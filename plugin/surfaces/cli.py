@@ -171,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
     serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
+    for name, command in commands.choices.items():  # `--config` before or after the subcommand
+        if name != "schema":  # the only command that reads no settings
+            command.add_argument("--config", default=argparse.SUPPRESS, help="TOML settings file (default "
+                                 "$XDG_CONFIG_HOME/metasearch/config.toml); may come before the subcommand too")
     return parser
 
 
@@ -430,7 +434,12 @@ def _cmd_config(args: argparse.Namespace) -> int:
     from plugin.surfaces.catalog import masked_settings
 
     # JSON either way; --json is accepted like on every other command.
-    print(json.dumps(masked_settings(load_settings(args)), indent=2, ensure_ascii=False, default=str))
+    settings = load_settings(args)
+    data = masked_settings(settings)
+    data["warnings"] = settings.warnings  # a misspelt METASEARCH_* variable, with the closest setting
+    for warning in settings.warnings:
+        print(f"metasearch: warning: {warning}", file=sys.stderr)
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     return 0
 
 

@@ -214,7 +214,8 @@ async def health_handler(request: web.Request) -> web.Response:
     except Exception as exc:  # noqa: BLE001 - whatever the store does, /health answers and says it
         problems.append(f"state store did not answer a read within {HEALTH_PROBE_S:.0f} s: {type(exc).__name__}")
     return web.json_response({"status": "ok", "version": VERSION, "state": searcher.state.backend,
-                              "warnings": [*searcher.state.warnings, *problems], "pid": os.getpid()})
+                              "warnings": [*searcher.settings.warnings, *searcher.state.warnings, *problems],
+                              "pid": os.getpid()})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
