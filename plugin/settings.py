@@ -177,6 +177,43 @@ def endpoint_url(url: object) -> str:
     return url
 
 
+def normal_endpoint(url: object, *, path_allowed: bool = False) -> str:
+    """An endpoint in one spelling, so that one upstream has one key (cooldowns, budgets, admission, the
+    answer cache) however it is written: scheme and host in lower case, the default port and a trailing
+    slash left out (`HTTP://Mirror.Example:80/` is `http://mirror.example`). An endpoint replaces an
+    engine's scheme, host and port: a path, a query or a fragment would be dropped silently, so they are
+    refused (ValueError), save a path where `path_allowed` (searxng's endpoint is its instance URL)."""
+    from yarl import URL
+
+    from plugin.infra.secrets import mask_url
+
+    text = endpoint_url(url)
+    parsed = URL(text)
+    shown = repr(mask_url(text))
+    if parsed.raw_query_string or parsed.raw_fragment:
+        raise ValueError(f"{shown} has a query or fragment; an endpoint replaces the engine's scheme, host and "
+                         "port only: give scheme://host:port")
+    path = parsed.raw_path.rstrip("/")
+    if path and not path_allowed:
+        raise ValueError(f"{shown} has a path ({path[:60]}), which would be dropped; an endpoint replaces the "
+                         "engine's scheme, host and port only: give scheme://host:port (searxng's endpoint, its "
+                         "instance URL, may have a path)")
+    host = parsed.raw_host or ""
+    host = f"[{host}]" if ":" in host else host
+    port = "" if parsed.explicit_port is None or parsed.is_default_port() else f":{parsed.explicit_port}"
+    user = ""
+    if parsed.raw_user is not None:
+        user = parsed.raw_user + (f":{parsed.raw_password}" if parsed.raw_password is not None else "") + "@"
+    return f"{parsed.scheme}://{user}{host}{port}{path}"
+
+
+def upstream_key(key: str) -> str:
+    """`engine` or `engine@endpoint` (a budget, rate or cooldown key) with its endpoint in one spelling."""
+    name, at, endpoint = key.strip().partition("@")
+    name = name.strip().lower()
+    return f"{name}@{normal_endpoint(endpoint, path_allowed=name == 'searxng')}" if at else name
+
+
 def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
     """`NAME=URL` flags (`--endpoint`) as a dict; bad syntax or URL is invalid_parameter, an engine that
     does not exist unknown_engine."""
@@ -188,7 +225,7 @@ def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
             raise SearchError(INVALID_PARAMETER, f"--endpoint takes NAME=http(s)://host:port, got {value!r}",
                               parameter="endpoint")
         try:
-            endpoints[name] = endpoint_url(url)
+            endpoints[name] = normal_endpoint(url, path_allowed=name == "searxng")
         except ValueError as exc:
             raise SearchError(INVALID_PARAMETER, f"--endpoint {name}: {exc}", parameter="endpoint") from None
     unknown = [name for name in endpoints if name not in ENGINES]
@@ -610,13 +647,13 @@ class Settings(BaseSettings):
         for name, rate in value.items():
             if not rate > 0:
                 raise ValueError(f"upstream_rps for {name!r} must be a positive number, got {rate!r}")
-        return value
+        return {upstream_key(name): rate for name, rate in value.items()}  # one key per upstream
 
     @field_validator("endpoints")
     @classmethod
     def _endpoints_are_urls(cls, value: dict[str, str]) -> dict[str, str]:
         _check_engine_names(list(value))
-        return {name: endpoint_url(url) for name, url in value.items()}
+        return {name: normal_endpoint(url, path_allowed=name == "searxng") for name, url in value.items()}
 
     @field_validator("searxng_url")
     @classmethod
@@ -693,12 +730,9 @@ class Settings(BaseSettings):
         names = [key.partition("@")[0] for key in value]
         _check_engine_names(names)
         for key, budget in value.items():
-            _, at, endpoint = key.partition("@")
-            if at:
-                endpoint_url(endpoint)
             if budget < 0:
                 raise ValueError(f"{key}: a budget is a number of searches per minute (0: none), got {budget}")
-        return {**DEFAULT_BUDGETS, **value}
+        return {**DEFAULT_BUDGETS, **{upstream_key(key): budget for key, budget in value.items()}}
 
     @field_validator("redis_url")
     @classmethod
