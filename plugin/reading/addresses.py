@@ -74,7 +74,9 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool] = public_address) -> Target:
     """The URL as a Target, or FetchError invalid_url / private_address. `public` classifies addresses
     (tests let a loopback stand-in play a public site)."""
-    if not isinstance(url, str) or not url.strip():
+    if url is not None and not isinstance(url, str):
+        raise FetchError(INVALID_URL, f"url must be a string, an http:// or https:// address; got {type(url).__name__}")
+    if url is None or not url.strip():
         raise FetchError(INVALID_URL, "url is required: an http:// or https:// address")
     url = url.strip()
     if len(url) > MAX_URL_CHARS:
@@ -89,8 +91,8 @@ def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool]
         raise FetchError(INVALID_URL, f"url is malformed: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        shown = scheme or "no scheme"
-        raise FetchError(INVALID_URL, f"only http and https URLs can be read, not {shown}")
+        raise FetchError(INVALID_URL, f"only http and https URLs can be read, not {scheme}" if scheme else
+                         "url has no scheme: give an http:// or https:// address")
     if not host:
         raise FetchError(INVALID_URL, "url has no host")
     host = host.rstrip(".").lower()

@@ -29,17 +29,31 @@ if TYPE_CHECKING:  # pragma: no cover
     from plugin.pipeline.searcher import Searcher
 
 
+class CooldownState(BaseModel):
+    active: bool
+    seconds_left: float
+    failures: int
+    last_failure: str | None
+
+
 class EngineState(BaseModel):
+    """One engine as `metasearch engines --json` lists it (plugin.surfaces.catalog.engine_catalog): the
+    same fields, so a model and a person read one description."""
+
     name: str
     tier: str
     weight: float
     region: str
     index: str
-    enabled: bool
-    disabled_reason: str | None
     needs_key: bool
     news: bool  # has a news vertical (category="news")
-    cooldown: dict[str, Any]
+    paging: bool  # can serve page > 1
+    native_domains: bool  # applies domain lists itself
+    key_env: str | None
+    enabled: bool
+    disabled_reason: str | None
+    cooldown: CooldownState
+    description: str
 
 
 class EngineCatalog(BaseModel):
@@ -116,8 +130,7 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
 
         searcher = the_searcher()
         rows = await engine_catalog(searcher.settings, searcher.cooldowns)
-        catalog = EngineCatalog(engines=[EngineState(**{k: v for k, v in row.items() if k in EngineState.model_fields})
-                                         for row in rows])
+        catalog = EngineCatalog(engines=[EngineState(**row) for row in rows])  # every field, as engines --json
         return CallToolResult(content=[TextContent(type="text", text=catalog.model_dump_json())],
                               structured_content=catalog.model_dump(mode="json"))
 

@@ -8,6 +8,7 @@ import textwrap
 from typing import Sequence
 
 from plugin.models import FetchResponse, ResultRow, SearchResponse
+from plugin.pipeline.filters import count
 from plugin.pipeline.sanitize import clean_document, clean_text
 
 
@@ -19,7 +20,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
     """Rows, then what each engine did. Disabled engines are listed when `verbose` or when the caller
     named them (`--engines exa` without a key says why exa did nothing)."""
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
-    lines = [f"{response.query}  ({len(response.results)} results, {response.elapsed_ms} ms"
+    lines = [f"{response.query}  ({count(len(response.results), 'result')}, {response.elapsed_ms} ms"
              + (", partial" if response.partial else "")
              + (", cached answer: no engine was asked now" if response.cached else "") + ")"]
     if response.recognised:
