@@ -618,6 +618,13 @@ class Settings(BaseSettings):
                                                               "asks for (a number, a date, a name)")
     passage_lead: float = Field(0.3, ge=0, description="Bonus of the page's first passage, falling to 0 at its end")
 
+    # --- metasearch mcp ---
+    mcp_max_tokens: int = Field(
+        20000, ge=8000, le=1_000_000,
+        description="Most estimated tokens one MCP tool result holds, its structured content and its text together, "
+                    "whatever max_chars asks: a longer page comes in slices (next_offset), a longer search with "
+                    "fewer rows or passages (omitted). At least 8,000: the engine list takes about 6,300")
+
     # --- metasearch serve ---
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
