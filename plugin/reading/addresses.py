@@ -74,10 +74,9 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 def check_url(url: object, *, allow_private: bool, public: Callable[[str], bool] = public_address) -> Target:
     """The URL as a Target, or FetchError invalid_url / private_address. `public` classifies addresses
     (tests let a loopback stand-in play a public site)."""
-    if url is not None and not isinstance(url, str):
-        raise FetchError(INVALID_URL, f"url must be a string, an http:// or https:// address; got {type(url).__name__}")
-    if url is None or not url.strip():
-        raise FetchError(INVALID_URL, "url is required: an http:// or https:// address")
+    if not isinstance(url, str) or not url.strip():
+        raise FetchError(INVALID_URL, "url is required: an http:// or https:// address" if url is None or isinstance(
+            url, str) else f"url must be a string, an http:// or https:// address; got {type(url).__name__}")
     url = url.strip()
     if len(url) > MAX_URL_CHARS:
         raise FetchError(INVALID_URL, f"url is longer than {MAX_URL_CHARS} characters")
