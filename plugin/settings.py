@@ -381,15 +381,32 @@ def settings_error(exc: ValidationError | SettingsError, given: Sequence[str] = 
     return SearchError(code, "invalid setting: " + "; ".join(problems), parameter=", ".join(dict.fromkeys(fields)))
 
 
-# Variables with the prefix that are not settings but are read on purpose (the bench scripts' corpus).
-OTHER_VARIABLES = frozenset({"METASEARCH_CORPUS"})
+# Variables with the prefix that are not settings but are read on purpose: the corpora of the benches and
+# tests, the Chromium the fingerprint bench opens, the Redis of the store tests.
+OTHER_VARIABLES = frozenset({"METASEARCH_CORPUS", "METASEARCH_ARTICLE_CORPUS", "METASEARCH_CHROMIUM",
+                             "METASEARCH_TEST_REDIS_URL"})
+
+
+def _setting_variables() -> dict[str, str]:
+    """Every variable a setting is read from -> the setting: METASEARCH_<FIELD>, or its aliases."""
+    from pydantic import AliasChoices
+
+    variables = {}
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if isinstance(alias, str) else []
+        for choice in choices:
+            if isinstance(choice, str) and choice.upper() != name.upper():
+                variables[choice.upper()] = name
+        variables.setdefault(_variable(name), name)
+    return variables
 
 
 def misspelt_variables(environ=None) -> list[str]:
     """A warning for each METASEARCH_* variable that no setting reads (a typo is otherwise silently
     ignored), naming the closest setting's variable."""
     environ = os.environ if environ is None else environ
-    variables = {_variable(name): name for name in Settings.model_fields}
+    variables = _setting_variables()
     prefixed = sorted(v for v in variables if v.startswith("METASEARCH_"))
     warnings = []
     for name in sorted(environ):
