@@ -198,7 +198,7 @@ def row_tokens(row: ResultRow, number: int = 1, snippet_chars: int = 300) -> int
 # until what surrounds the rows fits: whole; cut short; the details left out and the warnings cut
 # shorter; the warnings counted instead of shown. (characters of a warning, of a detail; None: whole)
 NOTE_STEPS: tuple[tuple[int | None, int | None], ...] = ((None, None), (150, 40), (60, 0), (0, 0))
-NOTES_SHORTENED = "warnings and engines' details shortened (a search without max_tokens shows them whole)"
+NOTES_SHORTENED = "warnings and details shortened (whole without max_tokens)"
 SHOWN_FAILING = ("ok", "disabled", "skipped", "empty", "irrelevant")  # render_for_model lists the others' details
 
 
@@ -212,7 +212,7 @@ def _notes_cut(response: SearchResponse, warning_chars: int | None, detail_chars
         return response
     warnings = list(response.warnings)
     if warning_chars == 0 and warnings:
-        warnings = [f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} left out by max_tokens"]
+        warnings = [f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} left out (max_tokens)"]
     elif warning_chars is not None:
         warnings = [_cut(w, warning_chars) for w in warnings]
     engines = [report if report.status in SHOWN_FAILING or detail_chars is None
@@ -242,6 +242,11 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
             break
     shortened = candidate is not response
     room = max_tokens - frame(candidate)
+    if room < 0:  # even the quietest frame is over: no row can be shown, and the answer says why
+        needed = frame(candidate)
+        omitted = Omitted(rows=len(response.results), how=f"max_tokens {max_tokens} cannot hold what surrounds the "
+                          f"rows (about {needed} tokens: the query, the notice, the engines); raise it")
+        return candidate.model_copy(update={"results": [], "omitted": omitted})
     kept: list[ResultRow] = []
     passages_left = chars_left = rows_left = 0
     for index, row in enumerate(response.results):

@@ -119,16 +119,29 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
     if response.omitted is not None:
         lines.append(_omitted_line(response.omitted))
     answered = [e.name + (" (cached answer)" if e.cached else "") for e in response.engines if e.status == "ok"]
-    # A failing engine's detail says why (network unreachable, HTTP 429, cooling down 30s): briefly.
-    failed = [f"{e.name}: {e.status}" + (f" ({model_text(e.detail, DETAIL_CHARS)})" if e.detail else "")
-              for e in response.engines if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
-    lines.append("engines answered: " + (", ".join(answered) or "none")
-                 + (f"; not answered: {', '.join(failed)}" if failed else ""))
+    lines.append("engines answered: " + (", ".join(answered) or "none") + _not_answered(response))
     lines.extend(f"warning: {model_text(w, WARNING_CHARS)}" for w in response.warnings)
     if response.cached:
         lines.append("(cached answer: every engine's answer comes from an earlier search within the cache "
                      "lifetime; no engine was asked again)")
     return "\n".join(lines)
+
+
+def _not_answered(response: SearchResponse) -> str:
+    """`; not answered: bing, brave (timeout); tavily (error: HTTP 400 …)`: a failing engine's detail says
+    why (network unreachable, HTTP 429, cooling down 30s), briefly; engines that failed alike without a
+    detail are named together, so many timed-out engines cost a name each, not a clause each."""
+    groups: dict[str, list[str]] = {}
+    with_detail: list[str] = []
+    for e in response.engines:
+        if e.status in ("ok", "disabled", "skipped", "empty", "irrelevant"):
+            continue
+        if e.detail:
+            with_detail.append(f"{e.name} ({e.status}: {model_text(e.detail, DETAIL_CHARS)})")
+        else:
+            groups.setdefault(e.status, []).append(e.name)
+    parts = [f"{', '.join(names)} ({status})" for status, names in groups.items()] + with_detail
+    return f"; not answered: {'; '.join(parts)}" if parts else ""
 
 
 # ----- page text (plugin.fetch, web_fetch, search read=N) -----
