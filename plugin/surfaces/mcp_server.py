@@ -113,10 +113,9 @@ def search_result(response: SearchResponse, cap: int) -> CallToolResult:
         budget = cap // 2  # the text, and the structured content that repeats it
         while tokens > cap and budget >= MIN_MAX_TOKENS:
             result = _search_call(_said_quiet(pack_search(candidate, budget), candidate is not response))
-            previous, tokens = tokens, result_tokens(result)
-            if tokens > cap and tokens >= previous * 0.99:
-                break  # what is over is not rows, passages or page text
-            budget = min(budget - 1, int(budget * cap / max(tokens, 1) * 0.9))
+            tokens = result_tokens(result)
+            # A tenth less at least: at most a few dozen rounds from cap/2 down to the smallest budget.
+            budget = min(int(budget * 0.9), int(budget * cap / max(tokens, 1) * 0.9))
         if tokens <= cap:
             break
     return result
