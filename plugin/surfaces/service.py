@@ -143,35 +143,43 @@ async def search_handler(request: web.Request) -> web.Response:
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
-def _refused(exc: SearchError) -> tuple[web.Response, str]:
-    """The JSON error answer for a fetch or verify, and its outcome for /metrics: bad_input (400) or the
-    code of a page that could not be had (403, 502, 503, 504)."""
+def _count(request: web.Request, kind: str, exc: SearchError, started: float) -> None:
+    """A fetch or verify that ended in an error, counted for /metrics: bad_input (400), or the code of a
+    page that could not be had (403, 502, 503, 504) with the time it took."""
+    import time
+
     from plugin.errors import FetchError
 
+    metrics = request.app[METRICS]
+    count = metrics.fetched if kind == "fetch" else metrics.verified
     if isinstance(exc, FetchError) and not exc.bad_input:
-        return web.json_response(exc.to_dict(), status=exc.http_status), exc.code
-    return web.json_response(exc.to_dict(), status=400), "bad_input"
+        count(exc.code, time.perf_counter() - started)
+    else:
+        count("bad_input")
 
 
 async def fetch_handler(request: web.Request) -> web.Response:
     import time
 
+    from plugin.errors import FetchError
+
     args = request.query
-    metrics = request.app[METRICS]
     problem = refused_parameters("/fetch", args)
     if problem is not None:
-        metrics.fetched("bad_input")
+        request.app[METRICS].fetched("bad_input")
         return web.json_response(problem.to_dict(), status=400)
     started = time.perf_counter()
     try:
         response = await request.app[SEARCHER].page_reader().fetch(
             args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"),
             query=args.get("query"), passages=args.get("passages"), max_tokens=args.get("max_tokens"))
-    except SearchError as exc:  # FetchError: bad input 400; refused 403; the page's fault 502; too slow 504
-        answer, outcome = _refused(exc)
-        metrics.fetched(outcome, None if outcome == "bad_input" else time.perf_counter() - started)
-        return answer
-    metrics.fetched("cached" if response.cached else "ok", time.perf_counter() - started)
+    except FetchError as exc:  # bad input 400; refused 403; the page's fault 502; too slow 504
+        _count(request, "fetch", exc, started)
+        return web.json_response(exc.to_dict(), status=exc.http_status)
+    except SearchError as exc:
+        _count(request, "fetch", exc, started)
+        return web.json_response(exc.to_dict(), status=400)
+    request.app[METRICS].fetched("cached" if response.cached else "ok", time.perf_counter() - started)
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
@@ -182,23 +190,25 @@ async def verify_handler(request: web.Request) -> web.Response:
     """GET /verify?url=&quote=&format=: plugin.reading.verify through the service's page reader."""
     import time
 
+    from plugin.errors import FetchError
     from plugin.reading.verify import verify_with
 
     args = request.query
-    metrics = request.app[METRICS]
-    problem = refused_parameters("/verify", args)
+    problem = refused_parameters("/verify", args)  # unknown, misspelt or repeated, as /search and /fetch
     if problem is not None:
-        metrics.verified("bad_input")
+        request.app[METRICS].verified("bad_input")
         return web.json_response(problem.to_dict(), status=400)
     started = time.perf_counter()
     try:
         response = await verify_with(request.app[SEARCHER].page_reader(), args.get("url"), args.get("quote"),
                                      format=args.get("format"))
+    except FetchError as exc:
+        _count(request, "verify", exc, started)
+        return web.json_response(exc.to_dict(), status=exc.http_status)
     except SearchError as exc:
-        answer, outcome = _refused(exc)
-        metrics.verified(outcome, None if outcome == "bad_input" else time.perf_counter() - started)
-        return answer
-    metrics.verified("found" if response.found else "not_found", time.perf_counter() - started)
+        _count(request, "verify", exc, started)
+        return web.json_response(exc.to_dict(), status=400)
+    request.app[METRICS].verified("found" if response.found else "not_found", time.perf_counter() - started)
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
