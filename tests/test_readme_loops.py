@@ -217,24 +217,33 @@ def loopback_site(monkeypatch, tmp_path):
     server.server_close()
 
 
+# A value each tool's schema accepts for every argument it may declare ("render": never, so no browser).
+VALUES = {
+    "web_search": {"query": "python 3.13 changes", "limit": 3, "engines": ["bing"], "region": "en-US",
+                   "time_range": "year", "blocked_domains": ["example.com"], "category": "web", "page": 1,
+                   "user_location": {"type": "approximate", "country": "US"}, "safesearch": "moderate", "read": 1,
+                   "passages": 2, "max_tokens": 2000, "render": "never", "site": "python.org",
+                   "allowed_domains": ["python.org"]},
+    "web_fetch": {"url": None, "max_chars": 5000, "offset": 0, "format": "markdown",
+                  "query": "what changed in python 3.13", "passages": 2, "max_tokens": 1500, "render": "never"},
+}
+# allowed_domains (and site) cannot go with blocked_domains, and a row at 127.0.0.1 passes no domain filter:
+# they go in a second call of their own.
+SECOND_CALL = ("site", "allowed_domains")
+
+
 def every_argument(tool: str, article: str) -> list[dict]:
     """Calls that together send every argument the tool's schema declares, each with a value the schema
-    accepts (the schema's own enums and bounds). allowed_domains and blocked_domains cannot go in one
-    call, and a row at 127.0.0.1 passes no domain filter: the second call holds the domain filters."""
+    accepts (the schema's own enums and bounds). A declared argument without a value here fails the test."""
     from plugin.surfaces.schemas import tool_schema
 
     declared = set(tool_schema("anthropic", tool)["input_schema"]["properties"])
-    if tool == "web_search":
-        first = {"query": "python 3.13 changes", "limit": 3, "engines": ["bing"], "region": "en-US",
-                 "time_range": "year", "blocked_domains": ["example.com"], "category": "web", "page": 1,
-                 "user_location": {"type": "approximate", "country": "US"}, "safesearch": "moderate",
-                 "read": 1, "passages": 2, "max_tokens": 2000}
-        calls = [first, {"query": "python 3.13 changes", "site": "python.org", "allowed_domains": ["python.org"]}]
-    else:
-        calls = [{"url": article, "max_chars": 5000, "offset": 0, "format": "markdown",
-                  "query": "what changed in python 3.13", "passages": 2, "max_tokens": 1500}]
-    sent = {name for call in calls for name in call}
-    assert sent == declared, f"the scripted model must send every declared argument: {declared ^ sent}"
+    values = {**VALUES[tool], **({"url": article} if tool == "web_fetch" else {})}
+    assert declared <= set(values), f"no value for the declared argument(s) {declared - set(values)}"
+    first = {name: values[name] for name in declared if name not in SECOND_CALL}
+    second = {name: values[name] for name in declared if name in SECOND_CALL}
+    calls = [first] + ([{"query": values["query"], **second}] if second else [])
+    assert {name for call in calls for name in call} == declared
     return calls
 
 
