@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from engines.base import EngineFacts, Parsed, Request, Response, SearchOptions, query_with_site
 from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, text_of
+from engines.markup import attr, same_node, text_of
 from engines.redirects import unwrap
 from engines.scraped import ScrapedEngine, absolute_http
 
@@ -129,9 +129,9 @@ def _own_first(block, *selectors: str):
     for selector in selectors:
         for node in block.css(selector):
             parent = node.parent
-            while parent is not None and parent != block and not _is_result(parent):
+            while parent is not None and not same_node(parent, block) and not _is_result(parent):
                 parent = parent.parent
-            if parent == block:  # selectolax makes a new wrapper per access: compare, not `is`
+            if same_node(parent, block):
                 return node
     return None
 

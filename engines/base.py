@@ -215,36 +215,73 @@ def query_with_domains(query: str, options: "SearchOptions") -> str:
     return " ".join(parts)
 
 
-# Markers of bot walls that no engine's own check recognised: third-party challenges (Cloudflare,
-# reCAPTCHA, hCaptcha, Turnstile) and generic wording, in English and Chinese. Consulted only for a page
-# that yielded no rows and was not understood, so a result page that mentions "captcha" is unaffected.
-_CHALLENGE_MARKERS = (
-    "captcha", "cf-challenge", "challenge-platform", "cf-turnstile", "cf_chl_", "just a moment...",
-    "are you a robot", "not a robot", "unusual traffic", "verify you are human", "verify you're human",
-    "automated queries", "bot detection", "access denied", "人机验证", "安全验证", "验证码", "请完成验证",
+# Bot walls no engine's own check recognised: third-party challenges (Cloudflare, reCAPTCHA, hCaptcha,
+# Turnstile, DataDome, PerimeterX, Arkose, GeeTest) and generic wording, in English and Chinese. Consulted
+# only for a page that yielded no rows and was not understood. A wall is recognised by what a person sees
+# (the visible text and the <title>), by a challenge widget's element, and by the address of a known
+# challenge script or frame; never by an asset's name (a 2018 Baidu Tieba page links captcha_8dce960.css
+# for its login dialog) nor by a string inside a script, save Cloudflare's challenge settings object. A
+# page that is none of these is a parser failure, not a wall that would bench the engine.
+_CHALLENGE_TEXT = (
+    "captcha", "just a moment...", "are you a robot", "not a robot", "unusual traffic", "verify you are human",
+    "verify you're human", "made by a human", "complete the following challenge", "automated queries",
+    "bot detection", "access denied", "人机验证", "安全验证", "验证码", "请完成验证",
 )
-_RATE_LIMIT_MARKERS = ("too many requests", "rate limit exceeded", "rate-limited", "请求过于频繁", "访问过于频繁")
+_RATE_LIMIT_TEXT = ("too many requests", "rate limit exceeded", "rate-limited", "请求过于频繁", "访问过于频繁")
+# In the src of a <script> or <iframe>, or the action of a <form>.
+_CHALLENGE_ADDRESSES = (
+    "/cdn-cgi/challenge-platform/", "challenges.cloudflare.com", "google.com/recaptcha", "gstatic.com/recaptcha",
+    "recaptcha.net/recaptcha", "hcaptcha.com", "captcha-delivery.com", "perimeterx.net", "px-cloud.net",
+    "arkoselabs.com", "funcaptcha.com", "geetest.com", "/_incapsula_resource", "__cf_chl_",
+)
+# The class or id of a challenge widget's element.
+_CHALLENGE_WIDGETS = frozenset({"g-recaptcha", "h-captcha", "cf-turnstile", "cf-challenge", "cf-challenge-running",
+                                "challenge-form", "challenge-stage", "px-captcha", "geetest_holder"})
+_CHALLENGE_SCRIPT = "_cf_chl_opt"  # Cloudflare's challenge page sets it inline
+_HTML_START = re.compile(r"^[\ufeff\s]*<")
 
 
-_SCRIPT_BODY = re.compile(r"(<(script|style)\b[^>]*>).*?</\2\s*>", re.S | re.I)
+def _wall_evidence(text: str) -> tuple[str, str] | None:
+    """("ratelimited" | "blocked", the marker) for an HTML page that shows or runs a wall, else None."""
+    from engines.markup import page_text, parse_html, text_of
+
+    tree = parse_html(text)
+    title = tree.css_first("title")
+    seen = f"{text_of(title) if title is not None else ''} {page_text(tree, 8000)}".lower()
+    for marker in _RATE_LIMIT_TEXT:
+        if marker in seen:
+            return "ratelimited", marker
+    for marker in _CHALLENGE_TEXT:
+        if marker in seen:
+            return "blocked", marker
+    for node in tree.css("script[src], iframe[src], form[action]"):
+        address = (node.attributes.get("src") or node.attributes.get("action") or "").lower()
+        marker = next((m for m in _CHALLENGE_ADDRESSES if m in address), None)
+        if marker is not None:
+            return "blocked", marker
+    for node in tree.css("[class], [id]"):
+        names = {*(node.attributes.get("class") or "").lower().split(), (node.attributes.get("id") or "").lower()}
+        marker = next(iter(names & _CHALLENGE_WIDGETS), None)
+        if marker is not None:
+            return "blocked", marker
+    if any(_CHALLENGE_SCRIPT in (node.text() or "") for node in tree.css("script:not([src])")):
+        return "blocked", _CHALLENGE_SCRIPT
+    return None
 
 
 def generic_wall(response: "Response") -> "Parsed | None":
-    """`blocked` / `ratelimited` when an HTML page carries a generic bot-wall marker, else None."""
+    """`blocked` / `ratelimited` when an HTML page shows or runs a bot wall, else None."""
     raw = (response.text or "")[:500_000]
-    if not raw.lstrip("\ufeff \t\r\n").startswith("<"):
+    if not _HTML_START.match(raw):
         return None  # walls are HTML pages; a JSON or text body that says "captcha" is not one
-    # Script and style bodies are dropped (pages ship UI strings such as "captcha" in them); the tags
-    # stay, so a challenge script's src (Cloudflare's /cdn-cgi/challenge-platform/) still counts.
-    text = _SCRIPT_BODY.sub(r"\1", raw).lower()
-    for marker in _RATE_LIMIT_MARKERS:
-        if marker in text:
-            return Parsed("ratelimited", detail=f"rate-limit page (generic marker {marker!r})",
-                          retry_after=parse_retry_after(response.headers.get("retry-after")))
-    for marker in _CHALLENGE_MARKERS:
-        if marker in text:
-            return Parsed("blocked", detail=f"challenge page (generic marker {marker!r})")
-    return None
+    found = _wall_evidence(raw)
+    if found is None:
+        return None
+    status, marker = found
+    if status == "ratelimited":
+        return Parsed("ratelimited", detail=f"rate-limit page (generic marker {marker!r})",
+                      retry_after=parse_retry_after(response.headers.get("retry-after")))
+    return Parsed("blocked", detail=f"challenge page (generic marker {marker!r})")
 
 
 PARSER_FAILURE = "parser failure"

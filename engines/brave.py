@@ -17,7 +17,7 @@ import re
 from engines.base import EngineFacts, Request, SearchOptions, query_with_domains
 from engines.browser import CHROME
 from engines.dates import leading_date, parse_date
-from engines.markup import attr, first, text_of
+from engines.markup import attr, first, same_node, text_of
 from engines.regions import by_country
 from engines.scraped import ScrapedEngine
 
@@ -131,7 +131,7 @@ class Brave(ScrapedEngine):
     def link_of(self, block, title_node):
         # The link that wraps the title (or is it); else Brave's result-header link classes.
         node = title_node
-        while node is not None and node != block:
+        while node is not None and not same_node(node, block):
             if node.tag == "a" and attr(node, "href"):
                 return node
             node = node.parent
@@ -145,7 +145,7 @@ class Brave(ScrapedEngine):
         attributes = content.css_first(".snippet-attributes")
         if attributes is not None:
             description = content.css_first("div")
-            snippet = text_of(description) if description != attributes else ""
+            snippet = "" if same_node(description, attributes) else text_of(description)
             return snippet, parse_date(text_of(attributes), options.now)
         snippet = text_of(content)
         stamp_node = _leading_stamp(content)

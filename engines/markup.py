@@ -39,11 +39,17 @@ def attr(node: LexborNode | None, name: str) -> str:
     return (node.attributes.get(name) or "").strip()
 
 
+def same_node(a: LexborNode | None, b: LexborNode | None) -> bool:
+    """Whether `a` and `b` are one node of the tree. selectolax hands out a new wrapper per access, so `is`
+    fails; its `==` compares serialised HTML (both subtrees serialised, 0.7 ms against <body>, and two
+    nodes with the same markup compare equal): compare the address of the underlying node instead."""
+    return a is not None and b is not None and a.mem_id == b.mem_id
+
+
 def ancestor(node: LexborNode, tag: str, stop: LexborNode | None = None) -> LexborNode | None:
     """The nearest enclosing element named `tag`, not looking past `stop` or the body."""
     parent = node.parent
-    # selectolax hands out a new wrapper per access, so nodes compare with ==, never `is`.
-    while parent is not None and (stop is None or parent != stop) and parent.tag not in ("body", "html"):
+    while parent is not None and not same_node(parent, stop) and parent.tag not in ("body", "html"):
         if parent.tag == tag:
             return parent
         parent = parent.parent

@@ -42,10 +42,10 @@ _LAZY = {
     "VerifyResponse": ("plugin.models", "VerifyResponse"),
 }
 
-# Page reads whose calls are checked against a signature (the one named: fetch_sync takes **kwargs and
-# passes them to fetch), raising FetchError(invalid_parameter). `search` and `search_sync` are checked
-# where they are defined.
-_CHECKED = {"fetch": "fetch", "fetch_sync": "fetch"}
+# Page reads whose calls are checked against a signature (the one named: fetch_sync and verify_sync take
+# **kwargs and pass them on), raising FetchError(invalid_parameter) with the closest name, never TypeError.
+# `search` and `search_sync` are checked where they are defined.
+_CHECKED = {"fetch": "fetch", "fetch_sync": "fetch", "verify": "verify", "verify_sync": "verify"}
 
 if TYPE_CHECKING:  # pragma: no cover
     from plugin.errors import FetchError, SearchError

@@ -18,6 +18,9 @@ class SearchError(ValueError):
         super().__init__(message)
         self.code = code
         self.message = message
+        parameter = details.get("parameter")
+        if isinstance(parameter, (list, tuple)):  # always one type: the names, comma-separated
+            details["parameter"] = ", ".join(map(str, parameter))
         self.details = details
 
     def to_dict(self) -> dict[str, object]:

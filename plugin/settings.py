@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, Sequence
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError, TomlConfigSettingsSource
 
@@ -177,6 +177,43 @@ def endpoint_url(url: object) -> str:
     return url
 
 
+def normal_endpoint(url: object, *, path_allowed: bool = False) -> str:
+    """An endpoint in one spelling, so that one upstream has one key (cooldowns, budgets, admission, the
+    answer cache) however it is written: scheme and host in lower case, the default port and a trailing
+    slash left out (`HTTP://Mirror.Example:80/` is `http://mirror.example`). An endpoint replaces an
+    engine's scheme, host and port: a path, a query or a fragment would be dropped silently, so they are
+    refused (ValueError), save a path where `path_allowed` (searxng's endpoint is its instance URL)."""
+    from yarl import URL
+
+    from plugin.infra.secrets import mask_url
+
+    text = endpoint_url(url)
+    parsed = URL(text)
+    shown = repr(mask_url(text))
+    if parsed.raw_query_string or parsed.raw_fragment:
+        raise ValueError(f"{shown} has a query or fragment; an endpoint replaces the engine's scheme, host and "
+                         "port only: give scheme://host:port")
+    path = parsed.raw_path.rstrip("/")
+    if path and not path_allowed:
+        raise ValueError(f"{shown} has a path ({path[:60]}), which would be dropped; an endpoint replaces the "
+                         "engine's scheme, host and port only: give scheme://host:port (searxng's endpoint, its "
+                         "instance URL, may have a path)")
+    host = parsed.raw_host or ""
+    host = f"[{host}]" if ":" in host else host
+    port = "" if parsed.explicit_port is None or parsed.is_default_port() else f":{parsed.explicit_port}"
+    user = ""
+    if parsed.raw_user is not None:
+        user = parsed.raw_user + (f":{parsed.raw_password}" if parsed.raw_password is not None else "") + "@"
+    return f"{parsed.scheme}://{user}{host}{port}{path}"
+
+
+def upstream_key(key: str) -> str:
+    """`engine` or `engine@endpoint` (a budget, rate or cooldown key) with its endpoint in one spelling."""
+    name, at, endpoint = key.strip().partition("@")
+    name = name.strip().lower()
+    return f"{name}@{normal_endpoint(endpoint, path_allowed=name == 'searxng')}" if at else name
+
+
 def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
     """`NAME=URL` flags (`--endpoint`) as a dict; bad syntax or URL is invalid_parameter, an engine that
     does not exist unknown_engine."""
@@ -188,7 +225,7 @@ def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
             raise SearchError(INVALID_PARAMETER, f"--endpoint takes NAME=http(s)://host:port, got {value!r}",
                               parameter="endpoint")
         try:
-            endpoints[name] = endpoint_url(url)
+            endpoints[name] = normal_endpoint(url, path_allowed=name == "searxng")
         except ValueError as exc:
             raise SearchError(INVALID_PARAMETER, f"--endpoint {name}: {exc}", parameter="endpoint") from None
     unknown = [name for name in endpoints if name not in ENGINES]
@@ -270,18 +307,60 @@ class _TomlSource(TomlConfigSettingsSource):
         return _toml_section(data, file_path, self.fields)
 
 
-def settings_error(exc: ValidationError | SettingsError) -> SearchError:
-    """A settings problem as the error every surface reports: the field and its variable named,
-    unknown_engine for engine names that do not exist, invalid_parameter otherwise."""
+def _variable(field: str) -> str:
+    """The environment variable a field is read from (API keys: their own names, without the prefix)."""
+    return field.upper() if field.endswith("_api_key") else f"METASEARCH_{field.upper()}"
+
+
+def _in_environment(variable: str) -> bool:
+    return any(name.upper() == variable for name in os.environ)  # read case-insensitively, as pydantic does
+
+
+def _file_keys(path: Path | None) -> set[str]:
+    """The setting names a config file holds (top level or its [metasearch] table)."""
+    if path is None:
+        return set()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
+    section = data.get("metasearch") if isinstance(data.get("metasearch"), dict) else data
+    return set(section)
+
+
+_PARSE_FAILURE = re.compile(r'field "(?P<field>\w+)" from source "(?P<source>\w+)"')
+
+
+def _not_json(exc: SettingsError) -> SearchError:
+    """A variable that is not valid JSON (METASEARCH_ENDPOINTS='not json'), named plainly."""
+    found = _PARSE_FAILURE.search(str(exc))
+    field = found.group("field") if found else None
+    if field is None or field not in Settings.model_fields:
+        return SearchError(INVALID_PARAMETER, f"invalid setting: {exc}" + (f" ({exc.__cause__})" if exc.__cause__ else ""))
+    annotation = str(Settings.model_fields[field].annotation)
+    shape = ('a JSON object, such as {"name": value}' if annotation.startswith("dict")
+             else 'a JSON list, such as ["a", "b"]' if "list" in annotation else "valid JSON")
+    why = f" ({exc.__cause__})" if exc.__cause__ else ""
+    where = (_variable(field) if found.group("source").startswith("Env") or _in_environment(_variable(field))
+             else field)
+    return SearchError(INVALID_PARAMETER, f"invalid setting: {where} is not valid JSON{why}; it must be {shape}",
+                       parameter=field)
+
+
+def settings_error(exc: ValidationError | SettingsError, given: Sequence[str] = ()) -> SearchError:
+    """A settings problem as the error every surface reports, naming the field where its value came from:
+    the argument (`given`: names passed in code or by a flag), its environment variable, or the config
+    file and key; unknown_engine for engine names that do not exist, invalid_parameter otherwise."""
     if isinstance(exc, SettingsError):  # a variable that is not valid JSON, e.g. METASEARCH_WEIGHTS='bing=2'
-        return SearchError(INVALID_PARAMETER, f"invalid setting: {exc}" + (
-            f" ({exc.__cause__})" if exc.__cause__ else ""))
+        return _not_json(exc)
+    path = _CONFIG_PATH.get()
+    file_keys: set[str] | None = None
     problems, fields, code = [], [], INVALID_PARAMETER
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else "settings"
         fields.append(field)
         where = ".".join(map(str, error["loc"][1:]))
-        env = field.upper() if field.endswith("_api_key") else f"METASEARCH_{field.upper()}"
+        env = _variable(field)
         if error["type"] == "unknown_engine":
             code = UNKNOWN_ENGINE
         if error["type"] == "extra_forbidden":
@@ -289,11 +368,62 @@ def settings_error(exc: ValidationError | SettingsError) -> SearchError:
             problems.append(f"unknown setting {field!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
             continue
         message = error["msg"].removeprefix("Value error, ")
-        problems.append(f"{field}{'.' + where if where else ''} ({env}): {message}")
+        name = f"{field}{'.' + where if where else ''}"
+        if field in given:  # precedence: arguments, then the environment, then the file
+            problems.append(f"{name}: {message}")
+            continue
+        if _in_environment(env):
+            problems.append(f"{name} ({env}): {message}")
+            continue
+        if file_keys is None:
+            file_keys = _file_keys(path)
+        problems.append(f"config file {path}: {name}: {message}" if field in file_keys else f"{name}: {message}")
     return SearchError(code, "invalid setting: " + "; ".join(problems), parameter=", ".join(dict.fromkeys(fields)))
 
 
+# Variables with the prefix that are not settings but are read on purpose: the corpora of the benches and
+# tests, the Chromium the fingerprint bench opens, the Redis of the store tests.
+OTHER_VARIABLES = frozenset({"METASEARCH_CORPUS", "METASEARCH_ARTICLE_CORPUS", "METASEARCH_CHROMIUM",
+                             "METASEARCH_TEST_REDIS_URL"})
+
+
+def _setting_variables() -> dict[str, str]:
+    """Every variable a setting is read from -> the setting: METASEARCH_<FIELD>, or its aliases."""
+    from pydantic import AliasChoices
+
+    variables = {}
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if isinstance(alias, str) else []
+        for choice in choices:
+            if isinstance(choice, str) and choice.upper() != name.upper():
+                variables[choice.upper()] = name
+        variables.setdefault(_variable(name), name)
+    return variables
+
+
+def misspelt_variables(environ=None) -> list[str]:
+    """A warning for each METASEARCH_* variable that no setting reads (a typo is otherwise silently
+    ignored), naming the closest setting's variable."""
+    environ = os.environ if environ is None else environ
+    variables = _setting_variables()
+    prefixed = sorted(v for v in variables if v.startswith("METASEARCH_"))
+    warnings = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith("METASEARCH_") or upper in variables or upper in OTHER_VARIABLES:
+            continue
+        bare = upper.removeprefix("METASEARCH_")
+        if bare in variables:  # METASEARCH_EXA_API_KEY: keys are read from EXA_API_KEY
+            warnings.append(f"{name} is not read: the key comes from {bare} (or METASEARCH_KEY_FILE)")
+            continue
+        close = difflib.get_close_matches(upper, prefixed, n=1, cutoff=0.6)
+        warnings.append(f"{name} is no setting and is ignored" + (f"; did you mean {close[0]}?" if close else ""))
+    return warnings
+
+
 class Settings(BaseSettings):
+    _warnings: list[str] = PrivateAttr(default_factory=list)
     model_config = SettingsConfigDict(
         env_prefix="METASEARCH_", extra="forbid", validate_default=True, populate_by_name=True,
         # A rejected value may be a proxy URL with its password, or a key: errors never quote it.
@@ -533,6 +663,20 @@ class Settings(BaseSettings):
                                                               "asks for (a number, a date, a name)")
     passage_lead: float = Field(0.3, ge=0, description="Bonus of the page's first passage, falling to 0 at its end")
 
+    # --- metasearch mcp ---
+    mcp_max_tokens: int = Field(
+        20000, ge=8000, le=1_000_000,
+        description="Most estimated tokens one MCP tool result holds, its structured content and its text together, "
+                    "whatever max_chars asks: a longer page comes in slices (next_offset), a longer search with "
+                    "fewer rows or passages (omitted). At least 8,000: the engine list takes about 6,300")
+
+    # --- metasearch serve ---
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names `serve` answers besides those it listens on (a reverse proxy's, say): name or "
+                    "name:port; '*' turns the Host/Origin check off. JSON list or comma-separated "
+                    "(METASEARCH_ALLOWED_HOSTS)")
+
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")
 
     def __init__(self, **values: Any):
@@ -541,7 +685,13 @@ class Settings(BaseSettings):
         try:
             super().__init__(**values)
         except (ValidationError, SettingsError) as exc:
-            raise settings_error(exc) from None
+            raise settings_error(exc, given=list(values)) from None
+        self._warnings = misspelt_variables()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a person should know about how these settings were read (a misspelt variable)."""
+        return list(self._warnings)
 
     @field_validator("upstream_rps")
     @classmethod
@@ -549,13 +699,13 @@ class Settings(BaseSettings):
         for name, rate in value.items():
             if not rate > 0:
                 raise ValueError(f"upstream_rps for {name!r} must be a positive number, got {rate!r}")
-        return value
+        return {upstream_key(name): rate for name, rate in value.items()}  # one key per upstream
 
     @field_validator("endpoints")
     @classmethod
     def _endpoints_are_urls(cls, value: dict[str, str]) -> dict[str, str]:
         _check_engine_names(list(value))
-        return {name: endpoint_url(url) for name, url in value.items()}
+        return {name: normal_endpoint(url, path_allowed=name == "searxng") for name, url in value.items()}
 
     @field_validator("searxng_url")
     @classmethod
@@ -573,6 +723,31 @@ class Settings(BaseSettings):
                 except ValueError as exc:
                     raise ValueError(f"not a JSON list: {exc}") from None
             return [part for part in text.split(",") if part.strip()] or None
+        return value
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: Any) -> Any:
+        if isinstance(value, str):  # METASEARCH_ALLOWED_HOSTS: a JSON list or comma-separated names
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except ValueError as exc:
+                    raise ValueError(f"not a JSON list: {exc}") from None
+            else:
+                value = text.split(",")
+        if isinstance(value, list):
+            value = [name.strip().lower().rstrip(".") if isinstance(name, str) else name for name in value]
+            value = [name for name in value if name != ""]
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_are_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name != "*" and not re.fullmatch(r"(\[[0-9a-f:.]+\]|[a-z0-9_.\-]+)(:\d{1,5})?", name):
+                raise ValueError(f"{name[:60]!r} is not a host name, host:port or '*'")
         return value
 
     @field_validator("engines")
@@ -607,12 +782,9 @@ class Settings(BaseSettings):
         names = [key.partition("@")[0] for key in value]
         _check_engine_names(names)
         for key, budget in value.items():
-            _, at, endpoint = key.partition("@")
-            if at:
-                endpoint_url(endpoint)
             if budget < 0:
                 raise ValueError(f"{key}: a budget is a number of searches per minute (0: none), got {budget}")
-        return {**DEFAULT_BUDGETS, **value}
+        return {**DEFAULT_BUDGETS, **{upstream_key(key): budget for key, budget in value.items()}}
 
     @field_validator("redis_url")
     @classmethod

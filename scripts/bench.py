@@ -102,6 +102,12 @@ async def run_record(args: argparse.Namespace, settings: Settings) -> dict:
     return {"recorded": outcomes}
 
 
+def floors_checked(result: dict, floors_path: Path) -> int:
+    """How many floors `check_floors` compares for this result."""
+    floors = json.loads(floors_path.read_text(encoding="utf-8"))["lists" if "comparisons" in result else "corpus"]
+    return sum(len(values) for values in floors.values())
+
+
 def check_floors(result: dict, floors_path: Path) -> list[str]:
     if "comparisons" in result:  # the lists bench: floors per system
         floors = json.loads(floors_path.read_text(encoding="utf-8"))["lists"]
@@ -275,10 +281,12 @@ def main(argv: list[str] | None = None) -> int:
 def _floors_verdict(result: dict, args: argparse.Namespace) -> int:
     if not args.check_floors:
         return 0
+    from plugin.bench.evaluation import floors_verdict
+
     failures = check_floors(result, Path(args.floors))
     for failure in failures:
         print("FLOOR: " + failure, file=sys.stderr)
-    return 1 if failures else 0
+    return floors_verdict(failures, args.floors, checked=floors_checked(result, Path(args.floors)))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from typing import Callable, Sequence
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from plugin.bench.evaluation import below_floors, paired_bootstrap  # noqa: E402
+from plugin.bench.evaluation import below_floors, floors_verdict, paired_bootstrap  # noqa: E402
 from plugin.reading.passages import RankOptions, Window, best_passages, pick  # noqa: E402
 from plugin.reading.sentences import HEADING, segment  # noqa: E402
 
@@ -317,9 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check_floors:
         floors = json.loads((ROOT / "bench" / "passage-floors.json").read_text(encoding="utf-8"))[report["format"]]
         below = below_floors(report["systems"]["ours"], floors, "ours")
-        if below:
-            print("below the floors: " + "; ".join(below), file=sys.stderr)
-            return 1
+        return floors_verdict(below, f"bench/passage-floors.json ({report['format']})", checked=len(floors))
     return 0
 
 

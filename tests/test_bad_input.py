@@ -191,9 +191,9 @@ async def test_every_python_entry_point_refuses_arguments_that_do_not_fit(entry,
                 await result
         return raised.value
 
-    cases = [((), {first: "http://example.org/x", "lang": "en"}, ["lang"]),
-             ((), {first: "http://example.org/x", misspelt: 3}, [misspelt]),
-             ((), {}, [first] if entry != "Searcher.search" else None)]
+    cases = [((), {first: "http://example.org/x", "lang": "en"}, "lang"),  # `parameter` is always a string
+             ((), {first: "http://example.org/x", misspelt: 3}, misspelt),
+             ((), {}, first if entry != "Searcher.search" else None)]
     if entry != "Searcher.search":
         cases.append((("http://example.org/x", 3), {}, None))
     for args, kwargs, named in cases:
@@ -252,5 +252,5 @@ async def test_the_mcp_tools_name_a_missing_or_misspelt_argument(loopback_settin
                                           ("web_fetch", {"max_chars": 10})]]
     await searcher.close()
     assert [e["code"] for e in errors] == ["invalid_parameter"] * 3
-    assert "did you mean limit?" in errors[0]["message"] and errors[0]["parameter"] == ["limt"]
-    assert errors[1]["parameter"] == ["query"] and errors[2]["parameter"] == ["url"]
+    assert "did you mean limit?" in errors[0]["message"] and errors[0]["parameter"] == "limt"
+    assert errors[1]["parameter"] == "query" and errors[2]["parameter"] == "url"

@@ -268,6 +268,7 @@ async def test_corpus_bench_reports_every_key_and_stays_above_its_floors():
     assert result["targets"]["multi_engine_dropped_vs_searxng"] == []
     assert all(b["cause"] == "gate" for b in result["targets"]["single_engine_below_engine"])
     assert code == 0, err  # floors from bench/floors.json
+    assert "floors hold" in err  # said, not only implied by the exit status
 
 
 @needs_corpus

@@ -913,11 +913,22 @@ async def test_engine_page_text_is_used_instead_of_a_second_request():
     assert reader.client.requests == 0
 
 
-@pytest.mark.parametrize("value, expected", [(None, 0), (0, 0), (2, 2), ("3", 3), (99, 5), (-4, 0)])
+@pytest.mark.parametrize("value, expected", [(None, 0), (0, 0), (2, 2), ("3", 3), (99, 5)])
 def test_read_count_is_clamped(value, expected):
     from plugin.reading.attach import check_read
 
     assert check_read(value, Settings()) == expected
+
+
+@pytest.mark.parametrize("value", [-1, -4, "-1"])
+def test_a_negative_read_count_is_refused(value):
+    """A negative count is a mistake, not a request for none (issue 29 item 21): it was clamped to 0."""
+    from plugin.errors import SearchError
+    from plugin.reading.attach import check_read
+
+    with pytest.raises(SearchError) as caught:
+        check_read(value, Settings())
+    assert caught.value.code == "invalid_parameter" and caught.value.details["parameter"] == "read"
 
 
 @pytest.mark.parametrize("value", ["many", 1.5, [2], True, float("inf"), float("-inf"), float("nan")])

@@ -63,7 +63,7 @@ async def test_a_news_search_no_engine_of_its_region_can_serve_says_so(standins,
     async with searcher({"bing": bing.url}, engines=["bing", "baidu"]) as s:
         response = await s.search("python asyncio", category="news", engines=["bing"])
     [warning] = [w for w in response.warnings if "news" in w]
-    assert "no engine asked has a news vertical for global queries" in warning
+    assert "none of the engines asked has a news vertical, so each was skipped (no news vertical)" in warning
     assert "not asked, though it has one: baidu" not in warning  # baidu serves cjk queries, not this one
     for engine in ("exa", "tavily", "brave-api", "serper", "searxng"):
         assert f"{engine} ({ENGINES[engine].facts.key_env or ENGINES[engine].facts.url_env})" in warning
@@ -72,7 +72,8 @@ async def test_a_news_search_no_engine_of_its_region_can_serve_says_so(standins,
     from plugin.pipeline.plan import make_plan
 
     assert not [w for w in make_plan(Settings(), "成都 新闻", category="news").warnings if "news" in w]
-    assert "(only baidu, for cjk queries)" in make_plan(Settings(), "python", category="news").warnings[0]
+    assert "only baidu has a news vertical, for cjk queries, not global ones" in make_plan(
+        Settings(), "python", category="news").warnings[0]
     assert "not asked, though it has one: baidu" in make_plan(Settings(), "成都", category="news",
                                                               engines=["bing"]).warnings[0]
     assert not make_plan(Settings(exa_api_key="e" * 24), "python", category="news").warnings

@@ -67,8 +67,13 @@ def test_the_state_file_and_the_cooldowns_command_are_documented(monkeypatch, tm
     entries = dict(re.findall(r"^metasearch (\w+)(.*?)(?=^metasearch |\Z)", usage, flags=re.M | re.S))
     assert set(entries) == set(commands.choices)
     for name, parser in commands.choices.items():
-        options = {o for action in parser._actions for o in action.option_strings if o not in ("-h", "--help")}
+        # --config, which every command that reads settings takes, is said once below the block.
+        options = {o for action in parser._actions for o in action.option_strings
+                   if o not in ("-h", "--help", "--config")}
         assert all(re.search(rf"{option}\b", entries[name]) for option in options), (name, options, entries[name])
+    assert "Every command but `schema` takes `--config FILE`, before or after the subcommand" in flat(README)
+    assert all(any("--config" in a.option_strings for a in parser._actions)
+               for name, parser in commands.choices.items() if name != "schema")
     assert "--ignore-cooldowns" in entries["search"] and "--endpoint" in entries["engines"]
     assert {"--json", "--clear"} <= set(re.findall(r"--\w+", entries["cooldowns"]))
 

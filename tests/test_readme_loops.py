@@ -125,7 +125,7 @@ def test_the_openai_loop(loopback_bing, monkeypatch):
     assert [m["role"] for m in final] == ["user", "assistant", "tool", "tool", "tool", "tool"]
     assert "docs.python.org/3/whatsnew/3.13.html" in final[2]["content"]
     invented, forgotten = (json.loads(m["content"])["error"] for m in final[4:])
-    assert invented["code"] == "invalid_parameter" and invented["parameter"] == ["lang"]
+    assert invented["code"] == "invalid_parameter" and invented["parameter"] == "lang"
     assert "lang" in invented["message"] and "region" in invented["message"]  # the arguments it takes
     assert forgotten["code"] == "invalid_parameter" and "did you mean limit?" in forgotten["message"]
 
@@ -169,3 +169,140 @@ def test_the_validators_catch_the_old_loops():
            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "y"}]}]
     with pytest.raises(AssertionError):
         check_anthropic_messages(old)
+
+
+# ----- every README tool loop, with a model that sends every argument its tool's schema declares -----
+ARTICLE = ("<html><head><title>What's new in Python 3.13</title></head><body><article><h1>Python 3.13</h1>"
+           + "".join(f"<p>Python 3.13 changes item {n}: the interpreter gained a new interactive shell and an "
+                     f"experimental free-threaded build, part {n} of the release notes.</p>" for n in range(12))
+           + "</article></body></html>")
+
+
+@pytest.fixture
+def loopback_site(monkeypatch, tmp_path):
+    """One loopback server playing Bing (/search) and the site its row points at (/article, robots.txt);
+    page reads may reach 127.0.0.1 (METASEARCH_ALLOW_PRIVATE_HOSTS), so read=N and web_fetch really read."""
+    state: dict[str, str] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            if self.path.startswith("/search"):
+                body, kind = bing_page([("What's New In Python 3.13", state["article"],
+                                         "python 3.13 changes")]).encode(), "text/html; charset=utf-8"
+            elif self.path.startswith("/article"):
+                body, kind = ARTICLE.encode(), "text/html; charset=utf-8"
+            else:
+                body, kind = b"User-agent: *\nDisallow:\n", "text/plain"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    state["article"] = f"{base}/article"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": base}))
+    monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("METASEARCH_FETCH_HOST_INTERVAL_MS", "0")
+    (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    yield state["article"]
+    server.shutdown()
+    server.server_close()
+
+
+# A value each tool's schema accepts for every argument it may declare ("render": never, so no browser).
+VALUES = {
+    "web_search": {"query": "python 3.13 changes", "limit": 3, "engines": ["bing"], "region": "en-US",
+                   "time_range": "year", "blocked_domains": ["example.com"], "category": "web", "page": 1,
+                   "user_location": {"type": "approximate", "country": "US"}, "safesearch": "moderate", "read": 1,
+                   "passages": 2, "max_tokens": 2000, "render": "never", "site": "python.org",
+                   "allowed_domains": ["python.org"]},
+    "web_fetch": {"url": None, "max_chars": 5000, "offset": 0, "format": "markdown",
+                  "query": "what changed in python 3.13", "passages": 2, "max_tokens": 1500, "render": "never"},
+}
+# allowed_domains (and site) cannot go with blocked_domains, and a row at 127.0.0.1 passes no domain filter:
+# they go in a second call of their own.
+SECOND_CALL = ("site", "allowed_domains")
+
+
+def every_argument(tool: str, article: str) -> list[dict]:
+    """Calls that together send every argument the tool's schema declares, each with a value the schema
+    accepts (the schema's own enums and bounds). A declared argument without a value here fails the test."""
+    from plugin.surfaces.schemas import tool_schema
+
+    declared = set(tool_schema("anthropic", tool)["input_schema"]["properties"])
+    values = {**VALUES[tool], **({"url": article} if tool == "web_fetch" else {})}
+    assert declared <= set(values), f"no value for the declared argument(s) {declared - set(values)}"
+    first = {name: values[name] for name in declared if name not in SECOND_CALL}
+    second = {name: values[name] for name in declared if name in SECOND_CALL}
+    calls = [first] + ([{"query": values["query"], **second}] if second else [])
+    assert {name for call in calls for name in call} == declared
+    return calls
+
+
+def run_anthropic_loop(title: str, tool: str, article: str, monkeypatch) -> list[dict]:
+    requests: list[list[dict]] = []
+    uses = [Obj(type="tool_use", id=f"toolu_{n}", name=tool, input=args)
+            for n, args in enumerate(every_argument(tool, article))]
+    replies = [Obj(stop_reason="tool_use", content=[Obj(type="text", text="Looking."), *uses]),
+               Obj(stop_reason="end_turn", content=[Obj(type="text", text="Python 3.13 adds ...", citations=[])])]
+
+    def create(*, model, max_tokens, messages, tools):
+        assert tools[0]["name"] == tool
+        requests.append(list(messages))
+        return replies[len(requests) - 1]
+
+    fake = types.ModuleType("anthropic")
+    fake.Anthropic = lambda: Obj(messages=Obj(create=create))
+    monkeypatch.setitem(sys.modules, "anthropic", fake)
+    (Path.cwd() / "web_search.json").write_text(json.dumps(
+        __import__("plugin.surfaces.schemas", fromlist=["tool_schema"]).tool_schema("anthropic", tool)))
+    exec(readme_block(title), {"__name__": "readme"})
+    assert len(requests) == 2
+    final = requests[-1]
+    assert [m["role"] for m in final] == ["user", "assistant", "user"]
+    return final[2]["content"]
+
+
+def test_the_anthropic_loop_with_every_argument(loopback_site, monkeypatch):
+    results = run_anthropic_loop("Anthropic tool loop", "web_search", loopback_site, monkeypatch)
+    first, second = (block["content"] for block in results)
+    assert "error" not in first[:20] and "interactive shell" in first  # read=1, passages=2: the page's passages
+    assert "error" not in second[:20]  # the domain filters leave the loopback row out: no rows, no error
+
+
+def test_the_openai_loop_with_every_argument(loopback_site, monkeypatch):
+    requests: list[list[dict]] = []
+    calls = [Obj(id=f"call_{n}", type="function", function=Obj(name="web_search", arguments=json.dumps(args)))
+             for n, args in enumerate(every_argument("web_search", loopback_site))]
+    replies = [Obj(content=None, tool_calls=calls), Obj(content="Python 3.13 adds ...", tool_calls=None)]
+
+    def create(*, model, messages, tools):
+        requests.append(json.loads(json.dumps(messages)))
+        return Obj(choices=[Obj(message=replies[len(requests) - 1])])
+
+    fake = types.ModuleType("openai")
+    fake.OpenAI = lambda: Obj(chat=Obj(completions=Obj(create=create)))
+    monkeypatch.setitem(sys.modules, "openai", fake)
+    exec(readme_block("OpenAI tool loop"), {"__name__": "readme"})
+    final = requests[-1]
+    check_openai_messages(final)
+    assert "interactive shell" in final[2]["content"] and not final[3]["content"].startswith('{"error"')
+
+
+def test_the_citing_loop_with_every_argument(loopback_site, monkeypatch):
+    """The model sends max_tokens (the schema offers it) along with the loop's own budget: no TypeError,
+    and the answer is search_result blocks the model can cite."""
+    results = run_anthropic_loop("Anthropic tool loop with citations", "web_fetch", loopback_site, monkeypatch)
+    (block,) = results
+    assert block["type"] == "tool_result" and isinstance(block["content"], list), block
+    (result,) = block["content"]
+    assert result["type"] == "search_result" and result["source"] == loopback_site
+    assert 1 <= len(result["content"]) <= 2 and "Python 3.13" in result["content"][0]["text"]

@@ -200,3 +200,15 @@ def below_floors(measured: Mapping[str, float | None], floors: Mapping[str, floa
     return [f"{scope} {metric} = {measured.get(metric)} is below the floor {floor}"
             for metric, floor in floors.items()
             if measured.get(metric) is None or measured[metric] < floor]  # type: ignore[operator]
+
+
+def floors_verdict(below: Sequence[str], floors_file: str, *, checked: int) -> int:
+    """The benches' --check-floors verdict on stderr, either way (a check that says nothing when it passes
+    cannot be told from one that did not run): 0 when the floors hold, 1 (naming each) when not."""
+    import sys
+
+    if below:
+        print(f"below the floors of {floors_file}: " + "; ".join(below), file=sys.stderr)
+        return 1
+    print(f"floors hold: {checked} metric{'' if checked == 1 else 's'} at or above {floors_file}", file=sys.stderr)
+    return 0

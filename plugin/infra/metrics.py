@@ -10,6 +10,7 @@ from plugin.models import SearchResponse
 SEARCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 ENGINE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0)
 QUEUE_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+READ_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 60.0)
 
 
 class Histogram:
@@ -56,10 +57,28 @@ class Metrics:
         self.search_seconds = Histogram(SEARCH_BUCKETS)
         self.engine_seconds: dict[str, Histogram] = {}
         self.queue_seconds: dict[str, Histogram] = {}
+        # GET /fetch and /verify: outcome (ok, cached, found, not_found, bad_input, or the error code of a page
+        # that could not be had) -> count, and the time of those that asked for a page.
+        self.fetches: dict[str, int] = defaultdict(int)
+        self.verifies: dict[str, int] = defaultdict(int)
+        self.fetch_seconds = Histogram(READ_BUCKETS)
+        self.verify_seconds = Histogram(READ_BUCKETS)
 
     def bad_input(self) -> None:
         with self._lock:
             self.searches["bad_input"] += 1
+
+    def fetched(self, outcome: str, seconds: float | None = None) -> None:
+        with self._lock:
+            self.fetches[outcome] += 1
+            if seconds is not None:
+                self.fetch_seconds.observe(seconds)
+
+    def verified(self, outcome: str, seconds: float | None = None) -> None:
+        with self._lock:
+            self.verifies[outcome] += 1
+            if seconds is not None:
+                self.verify_seconds.observe(seconds)
 
     def observe(self, response: SearchResponse) -> None:
         outcome = "cached" if response.cached else ("partial" if response.partial else "ok")
@@ -84,7 +103,9 @@ class Metrics:
                     "engine_status": [[e, st, n] for (e, st), n in self.engine_status.items()],
                     "search_seconds": self.search_seconds.to_dict(),
                     "engine_seconds": {k: h.to_dict() for k, h in self.engine_seconds.items()},
-                    "queue_seconds": {k: h.to_dict() for k, h in self.queue_seconds.items()}}
+                    "queue_seconds": {k: h.to_dict() for k, h in self.queue_seconds.items()},
+                    "fetches": dict(self.fetches), "verifies": dict(self.verifies),
+                    "fetch_seconds": self.fetch_seconds.to_dict(), "verify_seconds": self.verify_seconds.to_dict()}
 
     def merged(self, snapshots: list[dict]) -> "Metrics":
         """These counts plus other processes' snapshots (the workers of one `serve`)."""
@@ -99,6 +120,12 @@ class Metrics:
                 histograms = getattr(total, field)
                 for engine, data in snap[field].items():
                     histograms.setdefault(engine, Histogram(buckets)).add(data)
+            for field in ("fetches", "verifies"):  # .get: a worker of an older version has none
+                for outcome, n in snap.get(field, {}).items():
+                    getattr(total, field)[outcome] += n
+            for field in ("fetch_seconds", "verify_seconds"):
+                if field in snap:
+                    getattr(total, field).add(snap[field])
         return total
 
     def render(self) -> str:
@@ -123,4 +150,13 @@ class Metrics:
                       "# TYPE metasearch_engine_queue_seconds histogram"]
             for engine, histogram in sorted(self.queue_seconds.items()):
                 lines += histogram.render("metasearch_engine_queue_seconds", f'engine="{_escape(engine)}"')
+            for noun, counts, histogram, what in (
+                    ("fetches", self.fetches, self.fetch_seconds, "Page reads (GET /fetch) answered"),
+                    ("verifies", self.verifies, self.verify_seconds, "Quote checks (GET /verify) answered")):
+                lines += [f"# HELP metasearch_{noun}_total {what}, by outcome.", f"# TYPE metasearch_{noun}_total counter"]
+                lines += [f'metasearch_{noun}_total{{outcome="{_escape(k)}"}} {v}' for k, v in sorted(counts.items())]
+                single = "fetch" if noun == "fetches" else "verify"
+                lines += [f"# HELP metasearch_{single}_duration_seconds Time to answer one that asked for a page.",
+                          f"# TYPE metasearch_{single}_duration_seconds histogram"]
+                lines += histogram.render(f"metasearch_{single}_duration_seconds")
             return "\n".join(lines) + "\n"

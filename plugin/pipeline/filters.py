@@ -56,10 +56,15 @@ def survivors(engine: Engine, rows: Sequence[Row], plan: SearchPlan,
         if kept:
             return kept, "empty", f"gated against the engine's correction {correction!r}"
     if usable and not filtered:
-        return kept, "empty", f"{len(usable)} rows, none inside the {'/'.join(ops.recognised)} filter"
+        return kept, "empty", f"{count(len(usable), 'row')}, none inside the {'/'.join(ops.recognised)} filter"
     if filtered and not kept:
-        return kept, "irrelevant", f"{len(filtered)} rows, none about the query (relevance gate)"
+        return kept, "irrelevant", f"{count(len(filtered), 'row')}, none about the query (relevance gate)"
     return kept, "empty", ""
+
+
+def count(number: int, noun: str) -> str:
+    """`1 row`, `2 rows`, `0 rows`: a count as a person writes it (regular plurals only)."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def spelling_of(correction: str | None, query: str) -> bool:

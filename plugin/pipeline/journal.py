@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from engines.base import Request, Response
 from plugin.infra.logs import get_logger
-from plugin.pipeline.filters import in_filters
+from plugin.pipeline.filters import count, in_filters
 
 if TYPE_CHECKING:  # pragma: no cover
     from plugin.pipeline.plan import SearchPlan
@@ -58,7 +58,7 @@ def engine_runs(plan: "SearchPlan", runs: Sequence["EngineRun"]) -> None:
         if run.cached:
             parts.append("answer from the cache")
         if run.rows or run.kept:
-            parts.append(f"{run.rows} rows, {len(run.kept)} kept")
+            parts.append(f"{count(run.rows, 'row')}, {len(run.kept)} kept")
         reasons = dropped(run, plan)
         if reasons:
             parts.append("dropped " + ", ".join(reasons))

@@ -9,6 +9,7 @@ An explicit `region` always wins over `user_location`.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Mapping
 
@@ -72,6 +73,11 @@ def check_user_location(raw: object) -> str | None:
     if raw is None or raw == "" or raw == {}:
         return None
     value = raw
+    if isinstance(value, str) and value.strip().startswith("{"):  # the object form as text (HTTP, the CLI)
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
     if isinstance(value, Mapping):
         nested = value.get("approximate")  # OpenAI: {"type": "approximate", "approximate": {...}}
         value = (nested if isinstance(nested, Mapping) else value).get("country")

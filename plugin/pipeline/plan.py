@@ -88,10 +88,16 @@ def news_coverage(settings: Settings, request: SearchRequest, lead_region: str) 
     with_news = [e for e in asked if e.facts.news and enabled(e)]
     if any(e.facts.region == lead_region for e in with_news):
         return []
-    message = f"category news: no engine asked has a news vertical for {lead_region} queries"
+    # In the words of the engine report: the engines asked without a news vertical are each "skipped: no
+    # news vertical"; those asked with one ran, but serve another region's queries.
     if with_news:
-        message += (f" (only {', '.join(e.name for e in with_news)}, for "
-                    f"{'/'.join(sorted({e.facts.region for e in with_news}))} queries)")
+        names = ", ".join(e.name for e in with_news)
+        message = (f"category news: of the engines asked only {names} {'has' if len(with_news) == 1 else 'have'} "
+                   f"a news vertical, for {'/'.join(sorted({e.facts.region for e in with_news}))} queries, not "
+                   f"{lead_region} ones like this; the others were skipped (no news vertical)")
+    else:
+        message = (f"category news: none of the engines asked has a news vertical, so each was skipped (no news "
+                   f"vertical)")
     in_region = [e for e in ENGINES.values() if e.facts.news and e.facts.region == lead_region]
     if unasked := [e.name for e in in_region if enabled(e) and e not in asked]:
         message += f"; not asked, though {'it has' if len(unasked) == 1 else 'they have'} one: {', '.join(unasked)}"

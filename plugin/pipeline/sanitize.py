@@ -7,6 +7,12 @@ invisible format characters (soft hyphens, zero-width spaces, bidi controls, BOM
 words and emoji. The two uses differ by intent only, and the difference is written down in their
 policies below.
 
+Chat-template and role tokens (`<|im_start|>`, `<|im_end|>`, `<|system|>`, `[INST]`, `<<SYS>>`,
+`<start_of_turn>`, DeepSeek's `<｜User｜>` …) are made inert in everything cleaned here for a model (titles,
+snippets, page text, passages, warnings, engines' details): a naive local chat template could take one
+for its own and let a page open a system turn. Their brackets become look-alikes of the same length
+(`‹|im_end|›`, `［INST］`), so offsets into a page's text stay where they were.
+
 Markup is not handled here. Engines hand over text: an HTML parser removes the tags and decodes the
 entities of a page in one pass, so `Vec&lt;T&gt;` on a page arrives as `Vec<T>`, and that, like
 `#include <stdio.h>` or `a < b && c > d`, is content a coding agent needs. Stripping tag-like text
@@ -42,6 +48,33 @@ QUERY_TEXT = TextPolicy(spaced=frozenset({"Cc", "Zl", "Zp"}), dropped=frozenset(
 MODEL_TEXT = TextPolicy(spaced=frozenset({"Cc", "Zl", "Zp", "Co"}), dropped=frozenset({"Cf"}))
 
 
+# <|x|> (ChatML, Llama 3, Phi, GPT), <｜x｜> (DeepSeek's full-width bars), Mistral's and Llama 2's
+# [INST]-style markers, Llama 2's <<SYS>>, Gemma's turns. Case-sensitive, as the tokens are: `[inst]ance` is text.
+_TEMPLATE_TOKEN = re.compile(
+    r"<([|\uff5c])([^<>|\uff5c\n]{1,40})\1>"
+    r"|\[(/?(?:INST|SYS|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT|THINK))\]"
+    r"|<<(/?SYS)>>"
+    r"|<(/?(?:start_of_turn|end_of_turn|start_of_image|end_of_image))>")
+
+
+def _inert(match: re.Match) -> str:
+    bar, inside, marker, sys_tag, turn = match.groups()
+    if bar:
+        return f"\u2039{bar}{inside}{bar}\u203a"
+    if marker:
+        return f"\uff3b{marker}\uff3d"
+    if sys_tag:
+        return f"\u2039\u2039{sys_tag}\u203a\u203a"
+    return f"\u2039{turn}\u203a"
+
+
+def neutralise_template_tokens(text: str) -> str:
+    """`text` with every chat-template or role token made inert, its length unchanged."""
+    if "<" not in text and "[" not in text:
+        return text
+    return _TEMPLATE_TOKEN.sub(_inert, text)
+
+
 def normalise(text: str, policy: TextPolicy) -> str:
     """`text` on one line under `policy`: whitespace collapsed, invalid surrogates replaced (U+FFFD)."""
     if not text.isprintable():  # only then is there anything to look at character by character
@@ -65,7 +98,7 @@ def clean_text(text: str, limit: int) -> str:
     """Model-facing text: normalised under MODEL_TEXT and cut to `limit` characters with an ellipsis."""
     if not text:
         return ""
-    text = normalise(text, MODEL_TEXT)
+    text = neutralise_template_tokens(normalise(text, MODEL_TEXT))
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
@@ -95,11 +128,11 @@ _DOC_DROPPED = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u0
 
 def clean_document(text: str) -> str:
     """A document's text for a model: MODEL_TEXT's character policy, line breaks kept (CR LF, CR, U+2028
-    and U+2029 become LF). Framing is the renderer's business (`plugin.surfaces.render`)."""
+    and U+2029 become LF), template tokens inert. Framing is the renderer's business (`plugin.surfaces.render`)."""
     if not text:
         return ""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
     text = _DOC_DROPPED.sub("", _DOC_SPACED.sub(" ", text))
     if _DOC_SURROGATE.search(text):
         text = _DOC_SURROGATE.sub("\ufffd", text)
-    return text.strip("\n")
+    return neutralise_template_tokens(text.strip("\n"))

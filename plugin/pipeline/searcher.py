@@ -41,7 +41,7 @@ from plugin.pipeline.query import REQUEST_OPTIONS
 from plugin.infra.singleflight import SingleFlight
 from plugin.pipeline.runner import EngineRun, EngineRunner
 from plugin.pipeline.tiers import Flights, Tiers
-from plugin.pipeline.sanitize import clean_snippet, clean_title
+from plugin.pipeline.sanitize import clean_snippet, clean_title, neutralise_template_tokens
 from plugin.settings import Settings
 
 
@@ -215,11 +215,11 @@ class Searcher:
 
     def _focus(self, passages: object, max_tokens: object) -> tuple[int, int | None]:
         """(passages per read row, 0 for the page text; the token budget or None), checked."""
-        if passages in (None, 0, False) and max_tokens is None:
+        if passages is None and max_tokens is None:
             return 0, None
         from plugin.reading.evidence import check_focus
 
-        wanted = None if passages in (None, 0, False) else passages
+        wanted = passages  # 0 is refused as everywhere (check_focus), not taken for "none"
         # A query stands in for the search's own (checked by the search): check_focus then counts passages.
         focus = check_focus("query", wanted, max_tokens, self.settings)
         return (0 if wanted is None else focus.count), focus.max_tokens
@@ -260,11 +260,13 @@ class Searcher:
         response = SearchResponse(
             query=plan.request.query,
             results=results,
-            engines=[run.report() for run in runs],
+            engines=[_sanitised(run.report()) for run in runs],
             partial=partial,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
             recognised=plan.operators.recognised,
-            warnings=[*self.state.warnings, *problems, *offline, *plan.warnings, *short],
+            # An upstream's own words may be in a warning or a detail: the one sanitiser, as for rows.
+            warnings=[neutralise_template_tokens(w) for w in (*self.settings.warnings, *self.state.warnings,
+                                                              *problems, *offline, *plan.warnings, *short)],
             category=plan.category,  # type: ignore[arg-type]
             page=plan.page,
             # Every engine answer from the cache (none asked now); a response without answers is not "cached".
@@ -328,6 +330,12 @@ class Searcher:
         if not any(secret in dumped for secret in self.secrets):
             return response
         return SearchResponse.model_validate_json(redact(dumped, self.secrets))
+
+
+def _sanitised(report):
+    """An engine's report with its detail (an upstream's own words, at times) free of template tokens."""
+    detail = neutralise_template_tokens(report.detail) if report.detail else report.detail
+    return report if detail == report.detail else report.model_copy(update={"detail": detail})
 
 
 # ----- module-level API -----

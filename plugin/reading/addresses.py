@@ -167,7 +167,8 @@ def check_url(url: object, *, allow_private: "bool | PrivateAllowance",
     classifies addresses (tests let a loopback stand-in play a public site)."""
     allowance = PrivateAllowance.of(allow_private)
     if not isinstance(url, str) or not url.strip():
-        raise FetchError(INVALID_URL, "url is required: an http:// or https:// address")
+        raise FetchError(INVALID_URL, "url is required: an http:// or https:// address" if url is None or isinstance(
+            url, str) else f"url must be a string, an http:// or https:// address; got {type(url).__name__}")
     url = url.strip()
     if len(url) > MAX_URL_CHARS:
         raise FetchError(INVALID_URL, f"url is longer than {MAX_URL_CHARS} characters")
@@ -181,8 +182,8 @@ def check_url(url: object, *, allow_private: "bool | PrivateAllowance",
         raise FetchError(INVALID_URL, f"url is malformed: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        shown = scheme or "no scheme"
-        raise FetchError(INVALID_URL, f"only http and https URLs can be read, not {shown}")
+        raise FetchError(INVALID_URL, f"only http and https URLs can be read, not {scheme}" if scheme else
+                         "url has no scheme: give an http:// or https:// address")
     if not host:
         raise FetchError(INVALID_URL, "url has no host")
     host = host.rstrip(".").lower()

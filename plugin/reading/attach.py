@@ -27,14 +27,17 @@ log = get_logger("metasearch.reading")
 
 
 def check_read(value: object, settings: Settings) -> int:
-    """How many rows to read: an integer, clamped to 0..read_max_results like a search's limit."""
+    """How many rows to read: an integer of 0 or more, clamped to read_max_results like a search's limit."""
     if value is None or value is False:
         return 0
     number = whole_number(value)
     if number is None:
         raise SearchError(INVALID_PARAMETER, f"read must be an integer (how many top results to read), got "
                                              f"{str(value)[:40]!r}", parameter="read")
-    return max(0, min(number, settings.read_max_results))
+    if number < 0:  # a count of pages cannot be negative: a mistake, not a request for none
+        raise SearchError(INVALID_PARAMETER, f"read must be 0 or more (how many top results to read), got {number}",
+                          parameter="read")
+    return min(number, settings.read_max_results)
 
 
 def read_window(settings: Settings, elapsed_s: float) -> float:

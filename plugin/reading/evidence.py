@@ -26,14 +26,13 @@ from plugin.reading.tokens import chars_within, estimate_tokens
 from plugin.settings import Settings
 
 # Tokens of the fixed parts of a rendered page (notice, frame tags, the closing lines) beyond its title
-# and address, and of a rendered search beyond its rows (notice, frame, the engines line): measured on
-# the renderings with estimate_tokens and rounded up (tests/test_passages_surfaces.py holds them to it).
+# and address, and of a rendered row beyond its title, address and snippet: measured on the renderings
+# with estimate_tokens and rounded up (tests/test_passages_surfaces.py holds them to it). What surrounds
+# a search's rows (query, notice, engines, warnings) is measured on the renderer itself (pack_search).
 PAGE_FRAME_TOKENS = 130
-SEARCH_FRAME_TOKENS = 100
 ROW_FRAME_TOKENS = 12
 # A budget must hold the frame around the text (title, address, notice): below this it cannot be met.
 MIN_MAX_TOKENS = 300
-OMITTED_RESERVE = 60  # the search's line saying what max_tokens left out
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,9 @@ def check_focus(query: object, passages: object, max_tokens: object, settings: S
             raise error(INVALID_PARAMETER, f"passages must be an integer of at least 1, got {str(passages)[:40]!r}",
                         parameter="passages")
         count = min(number, settings.passages_max)
+        if text is None:  # refused on every surface alike, rather than silently ignored
+            raise error(INVALID_PARAMETER, "passages picks passages for a query; give query too (or leave "
+                        "passages out for a slice of the text)", parameter="passages")
     budget = None
     if max_tokens is not None:
         budget = whole_number(max_tokens)
@@ -192,13 +194,61 @@ def row_tokens(row: ResultRow, number: int = 1, snippet_chars: int = 300) -> int
     return cost
 
 
+# Under a budget a search's notes (its warnings, the failing engines' details) are shortened in steps
+# until what surrounds the rows fits: whole; cut short; the details left out and the warnings cut
+# shorter; the warnings counted instead of shown. (characters of a warning, of a detail; None: whole)
+NOTE_STEPS: tuple[tuple[int | None, int | None], ...] = ((None, None), (150, 40), (60, 0), (0, 0))
+NOTES_SHORTENED = "warnings and details shortened (whole without max_tokens)"
+SHOWN_FAILING = ("ok", "disabled", "skipped", "empty", "irrelevant")  # render_for_model lists the others' details
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:max(chars - 1, 0)].rstrip() + "…"
+
+
+def _notes_cut(response: SearchResponse, warning_chars: int | None, detail_chars: int | None) -> SearchResponse:
+    """`response` with its warnings and its failing engines' details cut to these lengths."""
+    if warning_chars is None and detail_chars is None:
+        return response
+    warnings = list(response.warnings)
+    if warning_chars == 0 and warnings:
+        warnings = [f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} left out (max_tokens)"]
+    elif warning_chars is not None:
+        warnings = [_cut(w, warning_chars) for w in warnings]
+    engines = [report if report.status in SHOWN_FAILING or detail_chars is None
+               else report.model_copy(update={"detail": _cut(report.detail, detail_chars) if detail_chars else ""})
+               for report in response.engines]
+    return response.model_copy(update={"warnings": warnings, "engines": engines})
+
+
 def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
-    """The rows that fit `max_tokens`, in rank order; a row's passages (the last first) or page text go
-    before the row does; the first row that does not fit even bare ends the list."""
-    room = (max_tokens - SEARCH_FRAME_TOKENS - estimate_tokens(response.query) - 4 * len(response.engines)
-            - OMITTED_RESERVE)
+    """The rows that fit `max_tokens` with everything else the model's text shows (the query, the notice,
+    the engines that answered and those that did not with their details, the warnings, what was left
+    out), in rank order; a row's passages (the last first) or page text go before the row does; the
+    first row that does not fit even bare ends the list. Warnings and details are shortened when they
+    alone would not leave the budget room (NOTE_STEPS)."""
+    from plugin.surfaces.render import render_for_model  # what the model reads: measured on the renderer
+
+    def frame(candidate: SearchResponse) -> int:
+        """Tokens of the text around the rows, with the longest line saying what was left out."""
+        worst = Omitted(rows=len(response.results), passages=10**4, chars=10**7,
+                        how=_omitted_how(True, True, candidate is not response))
+        return estimate_tokens(render_for_model(candidate.model_copy(update={"results": [], "omitted": worst})))
+
+    candidate = response
+    for warning_chars, detail_chars in NOTE_STEPS:
+        candidate = _notes_cut(response, warning_chars, detail_chars)
+        if frame(candidate) <= max_tokens:
+            break
+    shortened = candidate is not response
+    room = max_tokens - frame(candidate)
+    if room < 0:  # even the quietest frame is over: no row can be shown, and the answer says why
+        needed = frame(candidate)
+        omitted = Omitted(rows=len(response.results), how=f"max_tokens {max_tokens} cannot hold what surrounds the "
+                          f"rows (about {needed} tokens: the query, the notice, the engines); raise it")
+        return candidate.model_copy(update={"results": [], "omitted": omitted})
     kept: list[ResultRow] = []
-    passages_left = chars_left = 0
+    passages_left = chars_left = rows_left = 0
     for index, row in enumerate(response.results):
         cost = row_tokens(row, index + 1)
         while cost > room and row.passages:
@@ -214,20 +264,34 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
             cost = row_tokens(row, index + 1)
         if cost > room:
             rows_left = len(response.results) - index
-            return _with_omitted(response, kept, rows_left, passages_left, chars_left)
+            break
         kept.append(row)
         room -= cost
-    return _with_omitted(response, kept, 0, passages_left, chars_left)
+    packed = _with_omitted(candidate, kept, rows_left, passages_left, chars_left, shortened)
+    # A whole text's estimate is not quite the sum of its parts': the text itself has the last word.
+    while kept and estimate_tokens(render_for_model(packed)) > max_tokens:
+        dropped = kept.pop()
+        rows_left += 1
+        passages_left -= len(dropped.passages or [])  # counted with the row now
+        packed = _with_omitted(candidate, kept, rows_left, max(passages_left, 0), chars_left, shortened)
+    return packed
 
 
-def _with_omitted(response: SearchResponse, kept: list[ResultRow], rows: int, passages: int,
-                  chars: int) -> SearchResponse:
-    if not (rows or passages or chars):
-        return response
+def _omitted_how(rows: bool, parts: bool, shortened: bool) -> str:
     how = []
     if rows:
         how.append("raise max_tokens for more rows")
-    if passages or chars:
+    if parts:
         how.append("web_fetch(url, query=…) reads a row's page")
-    omitted = Omitted(rows=rows, passages=passages, chars=chars, how="; ".join(how))
+    if shortened:
+        how.append(NOTES_SHORTENED)
+    return "; ".join(how)
+
+
+def _with_omitted(response: SearchResponse, kept: list[ResultRow], rows: int, passages: int,
+                  chars: int, shortened: bool = False) -> SearchResponse:
+    if not (rows or passages or chars or shortened):
+        return response.model_copy(update={"results": kept})
+    omitted = Omitted(rows=rows, passages=passages, chars=chars,
+                      how=_omitted_how(bool(rows), bool(passages or chars), shortened))
     return response.model_copy(update={"results": kept, "omitted": omitted})

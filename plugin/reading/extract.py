@@ -101,36 +101,36 @@ def _title_from_tree(tree) -> str | None:
     return None
 
 
-def _date(value: str | None) -> dt.date | None:
-    if not value:
-        return None
-    try:
-        return dt.date.fromisoformat(value[:10])
-    except ValueError:
-        return None
-
-
 def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
                  fallback_min_chars: int = 200) -> Extracted:
     """The page's main text as Markdown (or plain text), its title and publication date."""
     from trafilatura import bare_extraction
 
     from plugin.reading.markdown import render
+    from plugin.reading.published import date_params, publication_date
 
     tree = parse_html(html)
     if tree is None:
         return Extracted(title=None, published=None, content="", method="none")
     try:
         document = bare_extraction(tree, url=url, include_comments=False, include_tables=True,
-                                   include_formatting=True, with_metadata=True)
+                                   include_formatting=True, with_metadata=True, date_extraction_params=date_params())
     except Exception:  # an extractor bug on one odd page: the visible text still serves the reader
         document = None
     title = getattr(document, "title", None) or _title_from_tree(tree)
-    published = _date(getattr(document, "date", None))
+    seen: list[str] = []
+
+    def page_text() -> str:  # worked out once, when a byline or the fallback needs it
+        if not seen:
+            seen.append(visible_text(tree))
+        return seen[0]
+
+    published = publication_date(getattr(document, "date", None), tree=tree, raw_html=html, url=url,
+                                 visible_lines=lambda: page_text().split("\n"))
     main = render(getattr(document, "body", None), markdown=markdown) if document is not None else ""
     if len(main) >= fallback_min_chars:
         return Extracted(title=title, published=published, content=main, method="main")
-    visible = visible_text(tree)
+    visible = page_text()
     if len(visible) > 2 * len(main):
         warning = ("main-text extraction kept almost nothing; this is the page's visible text, boilerplate "
                    "included")

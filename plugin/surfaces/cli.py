@@ -167,13 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = commands.add_parser("mcp", help="serve the MCP tools (stdio by default)")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
-    mcp.add_argument("--port", type=int, default=8765, help="port to listen on with --http (default 8765)")
+    mcp.add_argument("--host", help="address to listen on with --http (default 127.0.0.1; without --http an "
+                                    "error: stdio listens on nothing)")
+    mcp.add_argument("--port", type=int, help="port to listen on with --http (default 8765; without --http an error)")
 
-    serve = commands.add_parser("serve", help="serve GET /search, /fetch, /health and /metrics over HTTP")
+    serve = commands.add_parser("serve", help="serve GET /search, /fetch, /verify, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
     serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
+    for name, command in commands.choices.items():  # `--config` before or after the subcommand
+        if name != "schema":  # the only command that reads no settings
+            command.add_argument("--config", default=argparse.SUPPRESS, help="TOML settings file (default "
+                                 "$XDG_CONFIG_HOME/metasearch/config.toml); may come before the subcommand too")
     return parser
 
 
@@ -371,11 +376,19 @@ def _cmd_cooldowns(args: argparse.Namespace) -> int:
 
     from plugin.surfaces.catalog import cooldown_report, render_cooldowns
 
-    if args.clear not in (None, "*") and "@" not in args.clear:
+    clear = args.clear
+    if clear not in (None, "*") and "@" not in clear:
         from plugin.pipeline.query import check_engines
 
-        check_engines([args.clear])  # a name that is no engine: unknown_engine
-    report = asyncio.run(cooldown_report(load_settings(args), clear=args.clear))
+        check_engines([clear])  # a name that is no engine: unknown_engine
+    elif clear not in (None, "*"):
+        from plugin.settings import upstream_key
+
+        try:
+            clear = upstream_key(clear)  # the key in the one spelling the store uses
+        except ValueError as exc:
+            raise UsageError("invalid_parameter", f"--clear {clear[:100]}: {exc}") from None
+    report = asyncio.run(cooldown_report(load_settings(args), clear=clear))
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else render_cooldowns(report))
     return 0
 
@@ -442,7 +455,12 @@ def _cmd_config(args: argparse.Namespace) -> int:
     from plugin.surfaces.catalog import masked_settings
 
     # JSON either way; --json is accepted like on every other command.
-    print(json.dumps(masked_settings(load_settings(args)), indent=2, ensure_ascii=False, default=str))
+    settings = load_settings(args)
+    data = masked_settings(settings)
+    data["warnings"] = settings.warnings  # a misspelt METASEARCH_* variable, with the closest setting
+    for warning in settings.warnings:
+        print(f"metasearch: warning: {warning}", file=sys.stderr)
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     return 0
 
 
@@ -473,6 +491,13 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from plugin.errors import SearchError
     from plugin.surfaces.mcp_server import serve
 
+    if not args.http:  # stdio listens on nothing: a port or host would be silently ignored
+        given = [flag for flag, value in (("--port", args.port), ("--host", args.host)) if value is not None]
+        if given:
+            raise UsageError("invalid_parameter", f"{' and '.join(given)} only apply with --http (streamable HTTP); "
+                                                  f"add --http, or leave {' and '.join(given)} out for stdio")
+    args.host = "127.0.0.1" if args.host is None else args.host
+    args.port = 8765 if args.port is None else args.port
     if args.http:
         check_port_free(args.host, args.port)
     try:

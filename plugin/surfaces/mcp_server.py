@@ -10,6 +10,7 @@ tool schemas.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -29,23 +30,202 @@ if TYPE_CHECKING:  # pragma: no cover
     from plugin.pipeline.searcher import Searcher
 
 
+class CooldownState(BaseModel):
+    active: bool
+    seconds_left: float
+    failures: int
+    last_failure: str | None
+
+
 class EngineState(BaseModel):
+    """One engine as `metasearch engines --json` lists it (plugin.surfaces.catalog.engine_catalog): the
+    same fields, so a model and a person read one description."""
+
     name: str
     tier: str
     weight: float
     region: str
     index: str
-    enabled: bool
-    disabled_reason: str | None
     needs_key: bool
     news: bool  # has a news vertical (category="news")
-    cooldown: dict[str, Any]
+    paging: bool  # can serve page > 1
+    native_domains: bool  # applies domain lists itself
+    key_env: str | None
+    enabled: bool
+    disabled_reason: str | None
+    cooldown: CooldownState
+    description: str
 
 
 class EngineCatalog(BaseModel):
     """What the search_engines tool returns: every engine and its state."""
 
     engines: list[EngineState]
+
+
+# ----- every result under mcp_max_tokens (structured content and text together) -----
+# No character costs more than this many estimated tokens (a Hangul syllable, 1.35, times the estimate's
+# safety factor 1.1): a result whose length times it is under the cap needs no estimate, which costs
+# about 1.5 ms per 1,000 characters.
+MOST_TOKENS_PER_CHAR = 1.5
+CHARS_PER_TOKEN_AT_MOST = 8
+
+
+def _parts(result: CallToolResult) -> list[str]:
+    import json
+
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+    structured = result.structured_content
+    return [text, json.dumps(structured, ensure_ascii=False)] if structured else [text]
+
+
+def result_tokens(result: CallToolResult) -> int:
+    """Estimated tokens of a tool result as a model may read it: its text and its structured content."""
+    from plugin.reading.tokens import estimate_tokens
+
+    return sum(estimate_tokens(part) for part in _parts(result))
+
+
+def _over(result: CallToolResult, cap: int) -> int:
+    """0 when the result is surely within `cap` tokens, else its estimated tokens (which may be within)."""
+    parts = _parts(result)
+    if sum(len(part) for part in parts) * MOST_TOKENS_PER_CHAR + len(parts) <= cap:
+        return 0
+    return result_tokens(result)
+
+
+def _search_call(response: SearchResponse) -> CallToolResult:
+    from plugin.surfaces.render import render_for_model
+
+    return CallToolResult(content=[TextContent(type="text", text=render_for_model(response))],
+                          structured_content=response.model_dump(mode="json"))
+
+
+def search_result(response: SearchResponse, cap: int) -> CallToolResult:
+    """The web_search result, with fewer rows, passages or characters of page text (said in `omitted`)
+    and, at the last, without the engines' details and with the warnings counted, until it holds at
+    most `cap` estimated tokens."""
+    from plugin.reading.evidence import MIN_MAX_TOKENS, pack_search
+
+    result = _search_call(response)
+    tokens = _over(result, cap)
+    for candidate in (response, _quiet(response)):
+        budget = cap // 2  # the text, and the structured content that repeats it
+        while tokens > cap and budget >= MIN_MAX_TOKENS:
+            result = _search_call(_said_quiet(pack_search(candidate, budget), candidate is not response))
+            tokens = result_tokens(result)
+            # A tenth less at least: at most a few dozen rounds from cap/2 down to the smallest budget.
+            budget = min(int(budget * 0.9), int(budget * cap / max(tokens, 1) * 0.9))
+        if tokens <= cap:
+            break
+    return result
+
+
+def _quiet(response: SearchResponse) -> SearchResponse:
+    """The response without any engine's detail, its warnings counted instead of shown."""
+    from plugin.reading.evidence import _notes_cut
+
+    return _notes_cut(response, 0, 0).model_copy(update={"engines": [
+        report.model_copy(update={"detail": ""}) for report in response.engines]})
+
+
+def _said_quiet(response: SearchResponse, quiet: bool) -> SearchResponse:
+    from plugin.models import Omitted
+    from plugin.reading.evidence import NOTES_SHORTENED
+
+    if not quiet:
+        return response
+    omitted = response.omitted or Omitted()
+    if NOTES_SHORTENED in omitted.how:
+        return response
+    how = f"{omitted.how}; {NOTES_SHORTENED}" if omitted.how else NOTES_SHORTENED
+    return response.model_copy(update={"omitted": omitted.model_copy(update={"how": how})})
+
+
+def _fetch_call(response: FetchResponse) -> CallToolResult:
+    from plugin.surfaces.render import render_page_for_model
+
+    return CallToolResult(content=[TextContent(type="text", text=render_page_for_model(response))],
+                          structured_content=response.model_dump(mode="json"))
+
+
+def fetch_result(response: FetchResponse, cap: int) -> CallToolResult:
+    """The web_fetch result within `cap` estimated tokens, whatever max_chars asked: a shorter slice
+    (cut at a paragraph, line or word, `next_offset` saying where to read on), or fewer passages (in
+    `omitted`), as a smaller max_chars or max_tokens would have given."""
+    if response.passages is not None:
+        kept = list(response.passages)
+        result = _fetch_call(response)
+        tokens = _over(result, cap)
+        while kept and tokens > cap:
+            kept.pop()
+            result = _fetch_call(_without_passages(response, kept))
+            tokens = result_tokens(result)
+        return result
+    content = response.content
+    # Text seldom holds fewer than 1 token per 8 characters: start from that much rather than estimate a
+    # million characters (a slice cut shorter than needed only means one more call), then shrink in
+    # proportion, by a tenth at least: a few estimates, not a bisection.
+    chars = min(len(content), cap * CHARS_PER_TOKEN_AT_MOST)
+    overhead: int | None = None
+    while True:
+        result = _fetch_call(response if chars >= len(content) else _sliced(response, chars))
+        tokens = _over(result, cap)
+        if tokens <= cap or chars == 0:
+            return result
+        if overhead is None:
+            overhead = result_tokens(_fetch_call(response.model_copy(update={"content": ""})))
+        chars = max(0, min(int(chars * (cap - overhead) / max(tokens - overhead, 1) * 0.95),
+                           chars - max(chars // 10, 1)))
+
+
+def _sliced(response: FetchResponse, chars: int) -> FetchResponse:
+    """The response's slice cut to at most `chars` characters, at a paragraph, line or word when it can."""
+    from plugin.reading.reader import slice_text
+
+    piece = slice_text(response.content, 0, chars)[0][:chars] if chars else ""
+    return response.model_copy(update={"content": piece, "next_offset": response.offset + len(piece),
+                                       "truncated": True})
+
+
+def _without_passages(response: FetchResponse, kept: list) -> FetchResponse:
+    from plugin.models import Omitted
+
+    left_out = response.passages[len(kept):] if response.passages else []
+    before = response.omitted or Omitted()
+    starts = [*before.starts, *(p.start for p in left_out)]
+    omitted = Omitted(rows=before.rows, passages=before.passages + len(left_out),
+                      chars=before.chars + sum(len(p.text) for p in left_out),
+                      next_offset=min(starts) if starts else before.next_offset, starts=starts,
+                      how=before.how or "fetch(url, offset=start, max_chars=end-start) reads one (the MCP result "
+                                        "cap, mcp_max_tokens, left them out)")
+    return response.model_copy(update={"passages": kept, "omitted": omitted})
+
+
+def _verify_call(response: VerifyResponse) -> CallToolResult:
+    from plugin.surfaces.render import render_verify
+
+    return CallToolResult(content=[TextContent(type="text", text=render_verify(response))],
+                          structured_content=response.model_dump(mode="json"))
+
+
+def verify_result(response: VerifyResponse, cap: int) -> CallToolResult:
+    """The web_verify result within `cap`: a sentence around the quote too long for it (a huge table or
+    code block) is narrowed around the match."""
+    result = _verify_call(response)
+    tokens = _over(result, cap)
+    while tokens > cap and response.sentence and response.start is not None and response.end is not None:
+        text, start = response.sentence, response.sentence_start or 0
+        keep = max(len(text) // 2, response.end - response.start)
+        if keep >= len(text):
+            break
+        left = max(start, min(response.start - (keep - (response.end - response.start)) // 2, start + len(text) - keep))
+        offset = left - start
+        response = response.model_copy(update={"sentence": text[offset:offset + keep], "sentence_start": left,
+                                               "sentence_end": left + keep})
+        result = _verify_call(response)
+        tokens = result_tokens(result)
+    return result
 
 
 def _error(code: str, message: str, **details: Any) -> CallToolResult:
@@ -103,10 +283,8 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
                 max_tokens=max_tokens)
         except SearchError as exc:
             return _error(exc.code, exc.message, **exc.details)
-        from plugin.surfaces.render import render_for_model
-
-        return CallToolResult(content=[TextContent(type="text", text=render_for_model(response))],
-                              structured_content=response.model_dump(mode="json"))
+        # Measured off the event loop: an estimate of a long answer takes tens of milliseconds.
+        return await asyncio.to_thread(search_result, response, the_searcher().settings.mcp_max_tokens)
 
     async def search_engines() -> Annotated[CallToolResult, EngineCatalog]:
         """List the search engines: enabled or not (and why), tier, weight, region, and cooldown state."""
@@ -116,8 +294,7 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
 
         searcher = the_searcher()
         rows = await engine_catalog(searcher.settings, searcher.cooldowns)
-        catalog = EngineCatalog(engines=[EngineState(**{k: v for k, v in row.items() if k in EngineState.model_fields})
-                                         for row in rows])
+        catalog = EngineCatalog(engines=[EngineState(**row) for row in rows])  # every field, as engines --json
         return CallToolResult(content=[TextContent(type="text", text=catalog.model_dump_json())],
                               structured_content=catalog.model_dump(mode="json"))
 
@@ -132,10 +309,7 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
                                                                 max_tokens=max_tokens, render=render)
         except SearchError as exc:  # FetchError included
             return _error(exc.code, exc.message, **exc.details)
-        from plugin.surfaces.render import render_page_for_model
-
-        return CallToolResult(content=[TextContent(type="text", text=render_page_for_model(response))],
-                              structured_content=response.model_dump(mode="json"))
+        return await asyncio.to_thread(fetch_result, response, the_searcher().settings.mcp_max_tokens)
 
     async def web_verify(url: Any = None, quote: Any = None,
                          format: Any = None) -> Annotated[CallToolResult, VerifyResponse]:
@@ -147,10 +321,7 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
             response = await verify_with(the_searcher().page_reader(), url, quote, format=format)
         except SearchError as exc:  # FetchError included
             return _error(exc.code, exc.message, **exc.details)
-        from plugin.surfaces.render import render_verify
-
-        return CallToolResult(content=[TextContent(type="text", text=render_verify(response))],
-                              structured_content=response.model_dump(mode="json"))
+        return await asyncio.to_thread(verify_result, response, the_searcher().settings.mcp_max_tokens)
 
     search_tool = StrictTool.from_function(
         web_search, name=TOOL_NAME, description=TOOL_DESCRIPTION,

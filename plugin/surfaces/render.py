@@ -8,6 +8,7 @@ import textwrap
 from typing import Sequence
 
 from plugin.models import FetchResponse, ResultRow, SearchResponse
+from plugin.pipeline.filters import count
 from plugin.pipeline.sanitize import clean_document, clean_text
 
 
@@ -19,7 +20,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
     """Rows, then what each engine did. Disabled engines are listed when `verbose` or when the caller
     named them (`--engines exa` without a key says why exa did nothing)."""
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
-    lines = [f"{response.query}  ({len(response.results)} results, {response.elapsed_ms} ms"
+    lines = [f"{response.query}  ({count(len(response.results), 'result')}, {response.elapsed_ms} ms"
              + (", partial" if response.partial else "")
              + (", cached answer: no engine was asked now" if response.cached else "") + ")"]
     if response.recognised:
@@ -118,11 +119,7 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
     if response.omitted is not None:
         lines.append(_omitted_line(response.omitted))
     answered = [e.name + (" (cached answer)" if e.cached else "") for e in response.engines if e.status == "ok"]
-    # A failing engine's detail says why (network unreachable, HTTP 429, cooling down 30s): briefly.
-    failed = [f"{e.name}: {e.status}" + (f" ({model_text(e.detail, DETAIL_CHARS)})" if e.detail else "")
-              for e in response.engines if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
-    lines.append("engines answered: " + (", ".join(answered) or "none")
-                 + (f"; not answered: {', '.join(failed)}" if failed else ""))
+    lines.append("engines answered: " + (", ".join(answered) or "none") + _not_answered(response))
     lines.extend(f"warning: {model_text(w, WARNING_CHARS)}" for w in response.warnings)
     if response.cached:
         lines.append("(cached answer: every engine's answer comes from an earlier search within the cache "
@@ -130,22 +127,37 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
     return "\n".join(lines)
 
 
+def _not_answered(response: SearchResponse) -> str:
+    """`; not answered: bing, brave (timeout); tavily (error: HTTP 400 …)`: a failing engine's detail says
+    why (network unreachable, HTTP 429, cooling down 30s), briefly; engines that failed alike without a
+    detail are named together, so many timed-out engines cost a name each, not a clause each."""
+    groups: dict[str, list[str]] = {}
+    with_detail: list[str] = []
+    for e in response.engines:
+        if e.status in ("ok", "disabled", "skipped", "empty", "irrelevant"):
+            continue
+        if e.detail:
+            with_detail.append(f"{e.name} ({e.status}: {model_text(e.detail, DETAIL_CHARS)})")
+        else:
+            groups.setdefault(e.status, []).append(e.name)
+    parts = [f"{', '.join(names)} ({status})" for status, names in groups.items()] + with_detail
+    return f"; not answered: {'; '.join(parts)}" if parts else ""
+
+
 # ----- page text (plugin.fetch, web_fetch, search read=N) -----
 PAGE_FRAME_TAG = "untrusted_web_page"
 # A page's text is framed on its own (web_fetch) and inside the rows' frame (read=N): look-alikes of
-# either frame's tags are made inert, as neutralise_framing does for rows, and so are chat-template
-# special tokens (<|im_end|>) that a naive local template could take for its own.
+# either frame's tags are made inert, as neutralise_framing does for rows. Chat-template tokens
+# (<|im_end|>, [INST]) are made inert by the one sanitiser, clean_text / clean_document, for rows too.
 _ANY_FRAME_FORGERY = re.compile(r"[<\uff1c\ufe64](\s*/?\s*untrusted[\s_-]*(?:search[\s_-]*results|web[\s_-]*page)\s*)"
                                 r"([>\uff1e\ufe65]?)", re.I)
-_SPECIAL_TOKEN = re.compile(r"<\|([^<>|\n]{0,40})\|>")
 
 
 def page_text(text: str) -> str:
     """A page's text as a model reads it: cleaned characters, lines kept, nothing that closes or forges a
-    frame; everything else (code with `<`, `>`) as written."""
-    text = _ANY_FRAME_FORGERY.sub(lambda m: "\u2039" + m.group(1) + ("\u203a" if m.group(2) else ""),
+    frame, no template token; everything else (code with `<`, `>`) as written."""
+    return _ANY_FRAME_FORGERY.sub(lambda m: "\u2039" + m.group(1) + ("\u203a" if m.group(2) else ""),
                                   clean_document(text))
-    return _SPECIAL_TOKEN.sub(lambda m: "\u2039|" + m.group(1) + "|\u203a", text)
 
 
 PAGE_NOTICE = (

@@ -42,8 +42,9 @@ class WebSearchArgs(BaseModel):
     model_config = ConfigDict(title="web_search arguments", extra="forbid")
 
     query: str = Field(description="What to search for (1-500 characters).", min_length=1, max_length=500)
-    # limit and read declare no bounds: any integer is taken and clamped into the range the text gives
-    # (a declared maximum would tell a strict client to refuse what the search accepts).
+    # limit and read declare no maximum: any larger integer is taken and clamped into the range the text
+    # gives (a declared maximum would tell a strict client to refuse what the search accepts); read's
+    # minimum is 0, since a negative count is refused.
     limit: int = Field(8, description=f"How many results to return, {MIN_LIMIT}-{MAX_LIMIT} (default 8); a number "
                                       f"outside that range is clamped into it.")
     engines: list[EngineName] | None = Field(  # type: ignore[valid-type]
@@ -69,9 +70,9 @@ class WebSearchArgs(BaseModel):
         None, description="The user's country, {\"country\": \"DE\"} or \"DE\": results for its region "
                           "(de-DE) unless region is given.")
     safesearch: SafeSearch | None = Field(None, description="Safe-search level.")
-    read: int = Field(0, description=f"Also read the top N result pages and attach their main text: 0 (default) "
-                                     f"to {READ_MAX_RESULTS} (the read_max_results setting); a larger number is "
-                                     f"clamped to it. Rows whose page fails say why.")
+    read: int = Field(0, ge=0, description=f"Also read the top N result pages and attach their main text: 0 "
+                                           f"(default) to {READ_MAX_RESULTS} (the read_max_results setting); a "
+                                           f"larger number is clamped to it. Rows whose page fails say why.")
     passages: int | None = Field(None, ge=1, le=50, description="With read: attach each read page's K passages that "
                                                                 "best answer the query (with their offsets) instead "
                                                                 "of its text.")

@@ -8,10 +8,15 @@ GET /fetch?url=&max_chars=&offset=&format=markdown|text&query=&passages=&max_tok
     (errors: 400, 403, 502, 504); with query, the passages that answer it; its parameters are the web_fetch
     tool's (`fetch_parameters()`), any other is refused as well
 GET /verify?url=&quote=&format= -> VerifyResponse JSON: whether the quote occurs in the page, and where
-A parameter given twice (the list ones excepted), or as both `q` and `query`, is refused too.
+A parameter given twice (the list ones excepted), or as both `q` and `query`, is refused too, on every path.
 GET /health  -> {"status": "ok", ...}
 Any other path is 404, another method 405, an address over MAX_URL_CHARS 414, each with the JSON error body.
-GET /metrics -> Prometheus text format
+GET /metrics -> Prometheus text format: searches, fetches and verifies by outcome, with their durations
+
+A request whose Host is not a name the server listens on is refused (421), and one whose Origin (when
+sent) is not, 403, as the MCP SDK's streamable HTTP transport does: a page on another site whose name
+was rebound to 127.0.0.1 (DNS rebinding) cannot use a local `serve` as a relay to search, read pages or
+read the metrics. `allowed_hosts` (METASEARCH_ALLOWED_HOSTS) adds names, such as a reverse proxy's.
 
 `--workers N` (setting `workers`) runs N processes accepting on one listening socket, so a service
 uses the machine's cores (one event loop is one core). They share cooldowns, the cache and budgets
@@ -23,7 +28,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from pathlib import Path
+from typing import Sequence
 
 from aiohttp import web
 
@@ -70,11 +77,19 @@ def fetch_parameters() -> dict[str, str]:
     return {name: field.description or "" for name, field in WebFetchArgs.model_fields.items()}
 
 
+def verify_parameters() -> dict[str, str]:
+    """Every query parameter of GET /verify: the web_verify tool's arguments, descriptions from its schema."""
+    from plugin.surfaces.schemas import WebVerifyArgs
+
+    return {name: field.description or "" for name, field in WebVerifyArgs.model_fields.items()}
+
+
 @memo.register
 @functools.cache
 def _known_parameters(path: str) -> tuple[str, ...]:
-    """The names GET /search or /fetch takes, worked out once (the tool schemas do not change at run time)."""
-    return tuple(search_parameters() if path == "/search" else fetch_parameters())
+    """The names GET /search, /fetch or /verify takes, worked out once (the tool schemas do not change at
+    run time)."""
+    return tuple({"/search": search_parameters, "/fetch": fetch_parameters, "/verify": verify_parameters}[path]())
 
 
 SAME_PARAMETER = {"query": "q"}  # /search takes `query` as another spelling of `q`, never both
@@ -129,49 +144,73 @@ async def search_handler(request: web.Request) -> web.Response:
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
+def _count(request: web.Request, kind: str, exc: SearchError, started: float) -> None:
+    """A fetch or verify that ended in an error, counted for /metrics: bad_input (400), or the code of a
+    page that could not be had (403, 502, 503, 504) with the time it took."""
+    import time
+
+    from plugin.errors import FetchError
+
+    metrics = request.app[METRICS]
+    count = metrics.fetched if kind == "fetch" else metrics.verified
+    if isinstance(exc, FetchError) and not exc.bad_input:
+        count(exc.code, time.perf_counter() - started)
+    else:
+        count("bad_input")
+
+
 async def fetch_handler(request: web.Request) -> web.Response:
+    import time
+
     from plugin.errors import FetchError
 
     args = request.query
     problem = refused_parameters("/fetch", args)
     if problem is not None:
+        request.app[METRICS].fetched("bad_input")
         return web.json_response(problem.to_dict(), status=400)
+    started = time.perf_counter()
     try:
         response = await request.app[SEARCHER].page_reader().fetch(
             args.get("url"), max_chars=args.get("max_chars"), offset=args.get("offset"), format=args.get("format"),
             query=args.get("query"), passages=args.get("passages"), max_tokens=args.get("max_tokens"),
             render=args.get("render"))
     except FetchError as exc:  # bad input 400; refused 403; the page's fault 502; too slow 504
+        _count(request, "fetch", exc, started)
         return web.json_response(exc.to_dict(), status=exc.http_status)
     except SearchError as exc:
+        _count(request, "fetch", exc, started)
         return web.json_response(exc.to_dict(), status=400)
+    request.app[METRICS].fetched("cached" if response.cached else "ok", time.perf_counter() - started)
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
 HEALTH_PROBE_S = 2.0  # longest /health waits for the state store to answer its probe
 
 
-VERIFY_PARAMETERS = ("url", "quote", "format")
-
-
 async def verify_handler(request: web.Request) -> web.Response:
     """GET /verify?url=&quote=&format=: plugin.reading.verify through the service's page reader."""
+    import time
+
     from plugin.errors import FetchError
     from plugin.reading.verify import verify_with
 
     args = request.query
-    unknown = [name for name in dict.fromkeys(args.keys()) if name not in VERIFY_PARAMETERS]
-    if unknown:
-        return web.json_response(SearchError("invalid_parameter", f"/verify does not take {', '.join(unknown)}; its "
-                                             f"parameters are {', '.join(VERIFY_PARAMETERS)}",
-                                             parameter=unknown).to_dict(), status=400)
+    problem = refused_parameters("/verify", args)  # unknown, misspelt or repeated, as /search and /fetch
+    if problem is not None:
+        request.app[METRICS].verified("bad_input")
+        return web.json_response(problem.to_dict(), status=400)
+    started = time.perf_counter()
     try:
         response = await verify_with(request.app[SEARCHER].page_reader(), args.get("url"), args.get("quote"),
                                      format=args.get("format"))
     except FetchError as exc:
+        _count(request, "verify", exc, started)
         return web.json_response(exc.to_dict(), status=exc.http_status)
     except SearchError as exc:
+        _count(request, "verify", exc, started)
         return web.json_response(exc.to_dict(), status=400)
+    request.app[METRICS].verified("found" if response.found else "not_found", time.perf_counter() - started)
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
@@ -187,7 +226,8 @@ async def health_handler(request: web.Request) -> web.Response:
     except Exception as exc:  # noqa: BLE001 - whatever the store does, /health answers and says it
         problems.append(f"state store did not answer a read within {HEALTH_PROBE_S:.0f} s: {type(exc).__name__}")
     return web.json_response({"status": "ok", "version": VERSION, "state": searcher.state.backend,
-                              "warnings": [*searcher.state.warnings, *problems], "pid": os.getpid()})
+                              "warnings": [*searcher.settings.warnings, *searcher.state.warnings, *problems],
+                              "pid": os.getpid()})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
@@ -211,13 +251,106 @@ def _other_snapshots(shared: Path) -> list[dict]:
     return found
 
 
+class HostGuard:
+    """Which Host and Origin headers a server listening on `host` answers (DNS-rebinding protection, as
+    the MCP SDK's HTTP transport has it): the names it listens on, any port; the loopback names when it
+    listens on loopback; any IP literal and the machine's own names when it listens on every interface
+    (a rebinding page always comes by a name of its own); and `allowed` (name or name:port; '*': any)."""
+
+    _SPLIT = re.compile(r"^(?:\[(?P<v6>[^\]]*)\]|(?P<name>[^:]*))(?::(?P<port>\d{1,5}))?$")
+
+    def __init__(self, host: str, allowed: Sequence[str] = ()):
+        import socket
+
+        listen = host.strip().strip("[]").lower().rstrip(".")
+        self.open = "*" in allowed
+        self.every_interface = listen in ("", "0.0.0.0", "::")
+        self.names: set[str] = {listen}
+        if self.every_interface or _loopback(listen):
+            self.names |= {"localhost", "127.0.0.1", "::1"}
+        if self.every_interface:
+            self.names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+        self.with_port: set[tuple[str, str]] = set()
+        for entry in allowed:
+            parts = self._split(entry)
+            if parts is not None and parts[1]:
+                self.with_port.add(parts)
+            elif parts is not None:
+                self.names.add(parts[0])
+
+    def _split(self, value: str) -> tuple[str, str] | None:
+        found = self._SPLIT.match(value.strip())
+        if found is None:
+            return None
+        return (found.group("v6") or found.group("name") or "").lower().rstrip("."), found.group("port") or ""
+
+    def allows_host(self, header: str | None) -> bool:
+        if self.open:
+            return True
+        parts = self._split(header or "")
+        if parts is None or not parts[0]:
+            return False
+        name, port = parts
+        if name in self.names or (name, port) in self.with_port:
+            return True
+        return self.every_interface and _ip_literal(name)
+
+    def allows_origin(self, origin: str | None) -> bool:
+        """An Origin header (absent: a request that is not a browser's cross-site one) from an allowed host."""
+        if origin is None or self.open:
+            return True
+        scheme, sep, rest = origin.partition("://")
+        return bool(sep) and scheme.lower() in ("http", "https") and "/" not in rest and self.allows_host(rest)
+
+
+def _ip_literal(name: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _loopback(name: str) -> bool:
+    import ipaddress
+
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+GUARD = web.AppKey("host_guard", HostGuard)
+
+
+@web.middleware
+async def host_check(request: web.Request, handler) -> web.StreamResponse:
+    """421 for a Host the server does not answer to, 403 for a foreign Origin, before anything else runs."""
+    guard = request.app[GUARD]
+    host = request.headers.get("Host")
+    if not guard.allows_host(host):
+        return web.json_response({"error": {"code": "host_not_allowed", "message": (
+            f"this server does not answer to the host {str(host)[:100]!r} (DNS-rebinding protection); add it "
+            "to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}, status=421)
+    origin = request.headers.get("Origin")
+    if not guard.allows_origin(origin):
+        return web.json_response({"error": {"code": "origin_not_allowed", "message": (
+            f"requests from the origin {str(origin)[:100]!r} are refused (a page of another site); add its "
+            "host to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}, status=403)
+    return await handler(request)
+
+
 # Addresses longer than this are refused with 414 and the JSON error body; the HTTP parser reads lines up
 # to PARSER_MAX_LINE, so one between the two reaches us instead of the parser's plain-text 400.
 MAX_URL_CHARS = 16384
 PARSER_MAX_LINE = 65536
 # HTTP-level refusals (no such path, wrong method, address too long), with the body every error has.
 HTTP_ERROR_CODES = {404: "not_found", 405: "method_not_allowed", 414: "uri_too_long"}
-PATHS = ("/search", "/fetch", "/health", "/metrics")
+PATHS = ("/search", "/fetch", "/verify", "/health", "/metrics")
 
 
 def _json_error(status: int, message: str, headers=None) -> web.Response:
@@ -243,9 +376,11 @@ async def json_errors(request: web.Request, handler) -> web.StreamResponse:
         raise
 
 
-def build_app(settings: Settings, searcher: Searcher | None = None, shared_metrics: Path | None = None
-              ) -> web.Application:
-    app = web.Application(middlewares=[json_errors], handler_args={"max_line_size": PARSER_MAX_LINE})
+def build_app(settings: Settings, searcher: Searcher | None = None, shared_metrics: Path | None = None,
+              host: str = "127.0.0.1") -> web.Application:
+    """The service's application; `host`: the address it listens on, whose names the Host check allows."""
+    app = web.Application(middlewares=[host_check, json_errors], handler_args={"max_line_size": PARSER_MAX_LINE})
+    app[GUARD] = HostGuard(host, settings.allowed_hosts)
     app[SEARCHER] = searcher or Searcher(settings)
     app[METRICS] = Metrics()
     app.router.add_get("/search", search_handler)
@@ -301,7 +436,7 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
     workers = workers or settings.workers
     if workers <= 1:
         sock = listen(host, port)
-        web.run_app(build_app(settings), sock=sock, print=None)
+        web.run_app(build_app(settings, host=host), sock=sock, print=None)
     else:
         serve_workers(settings, host, port, workers)
 
@@ -337,7 +472,7 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int) -> Non
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                web.run_app(build_app(settings, shared_metrics=shared), sock=sock, print=None)
+                web.run_app(build_app(settings, shared_metrics=shared, host=host), sock=sock, print=None)
             except BaseException:  # noqa: BLE001 - a worker reports and exits; the parent decides
                 log.exception("worker %d failed", index)
                 code = 1

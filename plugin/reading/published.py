@@ -1,0 +1,125 @@
+"""A page's publication date, from evidence only; otherwise none.
+
+trafilatura asks htmldate for the date. htmldate's extensive mode takes any year in the body for it
+("founded in 2005" gives 2005-01-01, "© 2023" gives 2023-01-01), so we run its fast mode
+(`date_params`): meta tags (article:published_time, datePublished, DC.date …), JSON-LD, a date in the
+URL, <time> and <abbr> elements, and elements whose class or id marks a date. Its last resort, the first
+YYYY-MM-DD anywhere in the text, is kept only when a byline vouches for it (`vouched`): the date also
+stands in the markup outside the text (an attribute, a script), in the URL, on a line with a byline word
+("Published", "Posted", "发布时间" …) or in an element whose class or id marks a date or byline. When
+htmldate finds nothing, a byline line near the top of the page's text with an absolute date counts
+(`byline_date`: "Published on March 3, 2021 by …", "发布时间：2024年3月1日"); relative or yearless
+stamps ("3 days ago", "3月1日") do not, since the page may be read long after.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from engines.dates import parse_date
+
+# Words that introduce a page's own date in a byline or dateline.
+BYLINE_WORDS = re.compile(
+    r"\b(?:published|posted|updated|modified|written|dated?|released|veröffentlicht|publiziert|erschienen|"
+    r"aktualisiert|publié|"
+    r"mis à jour|publicado|actualizado|pubblicato|aggiornato|gepubliceerd|opublikowano|опубликовано|"
+    r"обновлено)\b|发布|發布|发表|發表|更新|日期|时间|時間|公開|投稿|게시|작성", re.I)
+# Class or id words of elements that hold a page's own date or byline.
+DATE_MARKS = re.compile(r"date|time|byline|dateline|posted|published|pubdate|post-meta|entry-meta|article-meta",
+                        re.I)
+BYLINE_LINES = 40  # lines of the page's visible text looked at for a byline
+BYLINE_MAX_CHARS = 160  # a longer line is a sentence that happens to hold a date, not a byline
+EARLIEST = dt.date(1990, 1, 1)
+_FAR_APART = (dt.datetime(2000, 1, 1), dt.datetime(2030, 6, 15))
+
+
+def date_params() -> dict:
+    """htmldate's options for trafilatura: fast mode, the original (not the updated) date, none after today."""
+    return {"extensive_search": False, "original_date": True, "max_date": dt.date.today().isoformat()}
+
+
+def _plausible(day: dt.date | None) -> bool:
+    return day is not None and EARLIEST <= day <= dt.date.today() + dt.timedelta(days=1)
+
+
+# Month names of bylines in other languages, as engines.dates reads them (English), and a day written
+# "25." (German): "publiziert am 25. September 2018", "publié le 3 mars 2021", "3 de marzo de 2021".
+_MONTH_NAMES = {
+    "januar": "january", "jänner": "january", "februar": "february", "märz": "march", "mai": "may",
+    "juni": "june", "juli": "july", "oktober": "october", "dezember": "december",
+    "janvier": "january", "février": "february", "mars": "march", "avril": "april", "juin": "june",
+    "juillet": "july", "août": "august", "septembre": "september", "octobre": "october",
+    "novembre": "november", "décembre": "december",
+    "enero": "january", "febrero": "february", "marzo": "march", "abril": "april", "mayo": "may",
+    "junio": "june", "julio": "july", "agosto": "august", "septiembre": "september", "setiembre": "september",
+    "octubre": "october", "noviembre": "november", "diciembre": "december",
+}
+_MONTH_WORD = re.compile(r"\b(" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\b", re.I)
+_DAY_DOT = re.compile(r"\b(\d{1,2})\.\s+(?=[^\W\d])")
+_SPANISH_DE = re.compile(r"\b(\d{1,2})\s+de\s+([^\W\d]+)\s+de\s+(\d{4})", re.I)
+
+
+def _in_english(text: str) -> str:
+    text = _SPANISH_DE.sub(r"\1 \2 \3", text)
+    text = _MONTH_WORD.sub(lambda m: _MONTH_NAMES[m.group(1).lower()], text)
+    return _DAY_DOT.sub(r"\1 ", text)
+
+
+def absolute_date(text: str) -> dt.date | None:
+    """The first date in `text` when it is absolute (the same whenever it is read), else None."""
+    text = _in_english(text)
+    first, second = (parse_date(text, now) for now in _FAR_APART)
+    return first if first is not None and first == second and _plausible(first) else None
+
+
+def byline_date(visible_lines: list[str]) -> dt.date | None:
+    """An absolute date on a byline line among the first lines of the page's text."""
+    for line in visible_lines[:BYLINE_LINES]:
+        if len(line) <= BYLINE_MAX_CHARS and BYLINE_WORDS.search(line):
+            found = absolute_date(line)
+            if found is not None:
+                return found
+    return None
+
+
+def _in_url(url: str | None, day: dt.date) -> bool:
+    if not url:
+        return False
+    pattern = rf"{day.year}[/_.-]?0?{day.month}[/_.-]?0?{day.day}(?!\d)"
+    return re.search(pattern, url) is not None
+
+
+def vouched(tree, raw_html: str, url: str | None, day: dt.date) -> bool:
+    """Whether htmldate's `day` rests on evidence rather than on a date that merely occurs in the body."""
+    iso = day.isoformat()
+    nodes = tree.xpath("//text()[not(ancestor::script) and not(ancestor::style)][contains(., $iso)]", iso=iso)
+    in_text = sum(str(node).count(iso) for node in nodes)
+    if in_text == 0 or raw_html.count(iso) > in_text or _in_url(url, day):
+        return True  # found in another form (a meta tag, <time>, JSON-LD, a dated element), or also outside the text
+    for node in nodes:
+        line = next((part for part in str(node).splitlines() if iso in part), "")
+        if len(line) <= BYLINE_MAX_CHARS and BYLINE_WORDS.search(line):
+            return True
+        element, depth = node.getparent(), 0
+        while element is not None and depth < 4:
+            marks = f"{element.get('class') or ''} {element.get('id') or ''} {element.get('itemprop') or ''}"
+            if DATE_MARKS.search(marks):
+                return True
+            element, depth = element.getparent(), depth + 1
+    return False
+
+
+def publication_date(found: str | None, *, tree, raw_html: str, url: str | None,
+                     visible_lines) -> dt.date | None:
+    """The page's date: htmldate's `found` when evidence vouches for it, else a byline's, else None.
+    `visible_lines`: a callable giving the page's visible text as lines (worked out only when needed)."""
+    day = None
+    if found:
+        try:
+            day = dt.date.fromisoformat(found[:10])
+        except ValueError:
+            day = None
+    if _plausible(day) and vouched(tree, raw_html, url, day):  # type: ignore[arg-type]
+        return day
+    return byline_date(visible_lines())
