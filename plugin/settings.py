@@ -490,7 +490,7 @@ class Settings(BaseSettings):
                                      description="A fetch with a query and neither passages= nor max_chars returns "
                                                  "the best passages that fit in this many characters")
     passages_max: int = Field(50, ge=1, le=200, description="Most passages one fetch or one read row returns")
-    passage_window_chars: int = Field(150, ge=50, le=5000, description="A passage grows by whole sentences while it "
+    passage_window_chars: int = Field(120, ge=50, le=5000, description="A passage grows by whole sentences while it "
                                                                         "stays within this many characters")
     passage_prefix: int = Field(4, ge=0, le=20, description="Words longer than this are matched by their first so "
                                                             "many characters (0: whole words)")
@@ -500,10 +500,10 @@ class Settings(BaseSettings):
                                                     "extra (wordllama's word vectors) is installed")
     passage_soft_threshold: float = Field(0.45, ge=0, le=1, description="A page word at least this similar to a "
                                                                         "question word stands in for it (meaning)")
-    passage_grow_chars: int = Field(300, ge=0, le=5000, description="A picked passage grows by a neighbouring "
+    passage_grow_chars: int = Field(400, ge=0, le=5000, description="A picked passage grows by a neighbouring "
                                                                     "sentence holding question words it lacks while "
                                                                     "it stays within this many characters (0: never)")
-    passage_grow_share: float = Field(0.2, ge=0, le=1, description="... when that sentence holds at least this "
+    passage_grow_share: float = Field(0.5, ge=0, le=1, description="... when that sentence holds at least this "
                                                                    "share of the question's weight")
     passage_weights: dict[str, float] = Field(default_factory=dict,
                                               description="Overrides of the ranker's fitted feature weights, by "

@@ -113,7 +113,7 @@ SPREAD = ("Unrelated opening words fill this first line. The harbour bridge was 
 
 
 def test_a_passage_grows_to_hold_question_words_spread_over_neighbouring_sentences():
-    question = "Why were the harbour bridge's steel cables inspected?"
+    question = "When did the harbour bridge's steel cables crack?"
     grown = first(SPREAD, question, window_chars=60, meaning=False)
     assert grown == "The harbour bridge was closed on Monday. Engineers found cracks in its steel cables."
     assert first(SPREAD, question, window_chars=60, meaning=False, grow_chars=0) in (

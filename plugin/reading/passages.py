@@ -55,15 +55,15 @@ FEATURES = LEXICAL + MEANING
 
 @dataclass(frozen=True)
 class RankOptions:
-    window_chars: int = 150   # a window grows while its span stays within this (one unit always fits)
+    window_chars: int = 120   # a window grows while its span stays within this (one unit always fits)
     prefix: int = 4           # terms longer than this are compared by their first `prefix` characters
     k1: float = 1.2
     b: float = 0.75
     max_sentence_chars: int = 600
     meaning: bool = True      # use the meaning model when it is installed
     soft_threshold: float = 0.45  # a word at least this similar to a question word stands in for it
-    grow_chars: int = 300     # a picked window grows by a neighbouring sentence while its span stays within this
-    grow_share: float = 0.2   # ... when that sentence holds at least this share of the question the window lacks
+    grow_chars: int = 400     # a picked window grows by a neighbouring sentence while its span stays within this
+    grow_share: float = 0.5   # ... when that sentence holds at least this share of the question the window lacks
     weights: tuple[tuple[str, float], ...] = ()  # overrides of the fitted weights, by feature name
 
 
