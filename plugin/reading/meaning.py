@@ -13,7 +13,7 @@ literally gets credit from its most similar word in a sentence ("countries" for 
 "start").
 
 Loaded once, lazily, on the first ranking that asks (never at `import plugin` or MCP start), under a lock:
-about 0.1 s and 40 MB resident (`scripts/meaning_cost.py` measures both).
+about 0.5 s of CPU and 57 MB resident (`scripts/meaning_cost.py` measures both).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class Meaning:
     def __init__(self, folder: Path):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may reach a hub
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # a page's few hundred words: threads cost more
         import numpy as np
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer

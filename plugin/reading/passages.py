@@ -180,7 +180,8 @@ def _meaning_features(features: Features, text: str, query: str, spans, *, typed
     credit = np.zeros((len(units), len(kept)), dtype=np.float32)
     if distinct:
         index = {w: k for k, w in enumerate(distinct)}
-        similar = model.word_vectors(distinct) @ question_vectors.T
+        # einsum, not @: BLAS would spread this small product over threads that spin on a busy machine
+        similar = np.einsum("wd,qd->wq", model.word_vectors(distinct), question_vectors)
         flat = [index[w] for ws in unit_words for w in ws]
         filled = [k for k, ws in enumerate(unit_words) if ws]
         starts = [0]
@@ -197,7 +198,7 @@ def _meaning_features(features: Features, text: str, query: str, spans, *, typed
     first = np.array([i for i, _ in spans])
     last = np.array([j for _, j in spans])
     best_credit = credit[first]
-    unit_share = credit @ weight / total
+    unit_share = np.einsum("uq,q->u", credit, weight) / total
     best_share = unit_share[first]
     for step in range(1, int((last - first).max()) + 1 if len(spans) else 0):
         inside = first + step <= last
@@ -205,7 +206,7 @@ def _meaning_features(features: Features, text: str, query: str, spans, *, typed
         best_credit[inside] = np.maximum(best_credit[inside], credit[rows])
         best_share[inside] = np.maximum(best_share[inside], unit_share[rows])
     typed = np.array(typed_windows)
-    values["soft_cover"].extend((best_credit @ weight / total).tolist())
+    values["soft_cover"].extend((np.einsum("wq,q->w", best_credit, weight) / total).tolist())
     values["soft_proximity"].extend(best_share.tolist())
     values["typed_soft_proximity"].extend((typed * best_share).tolist())
 
