@@ -28,7 +28,7 @@ each window of the same question that does not, every question weighing the same
 all the questions, with and without the meaning signal, and write them to
 plugin/reading/passage_weights.py.
 `--cv K`: K-fold cross-validation by article: in each fold, for every setting of a small grid (window
-size, growth, soft-match threshold), the weights are fitted on the other folds, the setting that finds
+size, prefix length, growth, soft-match threshold), the weights are fitted on the other folds, the setting that finds
 most answers there (r@600 + r@1200) is chosen, and its weights rank the fold's own questions; the held-out
 recall at 600 and 1,200 characters, with 95% bootstrap intervals, is the estimate for unseen articles.
 Nothing about the held-out fold (weights, window size, thresholds) is chosen on it.
@@ -192,7 +192,8 @@ def summarise(scores: dict[str, list[float]]) -> dict:
 # ----- fitting the weights, and cross-validation -----
 L2 = 0.1  # the penalty of the pairwise logistic regression (on standardised feature differences)
 # Growth settings come first: on a tie the passages that hold the question's spread words (issue 28) win.
-GRID = {"window_chars": (120, 150, 200), "grow": ((400, 0.5), (300, 0.3), (0, 0.0)), "soft_threshold": (0.35, 0.45, 0.55)}
+GRID = {"window_chars": (120, 150, 200), "prefix": (4, 5), "grow": ((400, 0.5), (300, 0.3), (0, 0.0)),
+        "soft_threshold": (0.35, 0.45, 0.55)}
 
 
 @dataclasses.dataclass
@@ -268,8 +269,13 @@ def _folds(questions: list[dict], folds: int, seed: int = 13) -> list[int]:
 
 
 def _settings(meaning: bool) -> list[dict]:
-    names = ["window_chars", "grow"] + (["soft_threshold"] if meaning else [])
+    names = ["window_chars", "prefix", "grow"] + (["soft_threshold"] if meaning else [])
     return [dict(zip(names, values)) for values in itertools.product(*(GRID[n] for n in names))]
+
+
+def _features_key(setting: dict) -> tuple:
+    """What the features depend on (growth acts after ranking)."""
+    return tuple(sorted((k, v) for k, v in setting.items() if k != "grow"))
 
 
 def _options(setting: dict, base: RankOptions = RankOptions()) -> RankOptions:
@@ -279,7 +285,7 @@ def _options(setting: dict, base: RankOptions = RankOptions()) -> RankOptions:
 
 
 def cross_validate(texts: dict[str, str], questions: list[dict], markdown: bool, folds: int, meaning: bool,
-                   seed: int = 13, settings: list[dict] | None = None) -> dict:
+                   seed: int = 13, settings: list[dict] | None = None, base: RankOptions = RankOptions()) -> dict:
     """K-fold CV by article; everything (weights, and window size, growth and threshold among `settings`,
     GRID by default) chosen on the other folds."""
     model = _model() if meaning else None
@@ -287,9 +293,9 @@ def cross_validate(texts: dict[str, str], questions: list[dict], markdown: bool,
     fold_of = _folds(questions, folds, seed)
     collected: dict[tuple, Collected] = {}
     for setting in settings:
-        key = (setting["window_chars"], setting.get("soft_threshold"))
+        key = _features_key(setting)
         if key not in collected:
-            collected[key] = collect(texts, questions, markdown, _options(setting), model)
+            collected[key] = collect(texts, questions, markdown, _options(setting, base), model)
     held: dict[int, dict[str, float]] = {}
     chosen = []
     everyone = range(len(questions))
@@ -299,14 +305,14 @@ def cross_validate(texts: dict[str, str], questions: list[dict], markdown: bool,
         fitted = {key: fit(c, train) for key, c in collected.items()}
         best, best_score = None, -1.0
         for setting in settings:
-            key = (setting["window_chars"], setting.get("soft_threshold"))
-            found = held_found(texts, questions, collected[key], fitted[key], _options(setting), train)
+            key = _features_key(setting)
+            found = held_found(texts, questions, collected[key], fitted[key], _options(setting, base), train)
             score = sum(r["r@600"] + r["r@1200"] for r in found.values())
             if score > best_score + 1e-9:
                 best, best_score = setting, score
         chosen.append(json.dumps(best, sort_keys=True))
-        key = (best["window_chars"], best.get("soft_threshold"))
-        held.update(held_found(texts, questions, collected[key], fitted[key], _options(best), test))
+        key = _features_key(best)
+        held.update(held_found(texts, questions, collected[key], fitted[key], _options(best, base), test))
     report = {"folds": folds, "meaning": meaning, "grid": {k: v for k, v in GRID.items()
                                                           if meaning or k != "soft_threshold"},
               "chosen_per_fold": Counter(chosen).most_common(), "per_question": held}
@@ -322,17 +328,16 @@ def rule_ablation(texts: dict[str, str], questions: list[dict], markdown: bool, 
     and threshold (the weights refitted in each fold): the held-out recall without it, and the paired
     difference with all rules on."""
     shipped = RankOptions()
-    setting = {"window_chars": shipped.window_chars, "grow": (shipped.grow_chars, shipped.grow_share)}
+    setting = {"window_chars": shipped.window_chars, "prefix": shipped.prefix,
+               "grow": (shipped.grow_chars, shipped.grow_share)}
     if meaning:
         setting["soft_threshold"] = shipped.soft_threshold
     full = cross_validate(texts, questions, markdown, folds, meaning, settings=[setting])
     out = {"all_rules": {"r@600": full["cv_r@600"], "r@1200": full["cv_r@1200"]}}
     for kind in ranking.ANSWER_KINDS:
-        ranking._DISABLED_KINDS.add(kind)
-        try:
-            without = cross_validate(texts, questions, markdown, folds, meaning, settings=[setting])
-        finally:
-            ranking._DISABLED_KINDS.discard(kind)
+        kinds = tuple(k for k in ranking.ANSWER_KINDS if k != kind)
+        without = cross_validate(texts, questions, markdown, folds, meaning, settings=[setting],
+                                 base=RankOptions(answer_kinds=kinds))
         asked = [i for i, q in enumerate(questions) if ranking.question_kind(q["question"]) == kind]
         row = {"questions": len(asked)}
         for key in ("r@600", "r@1200"):

@@ -176,3 +176,17 @@ def test_the_fit_learns_the_feature_that_separates_answers():
         labels.append([False, True, False])
     weights = passage_bench.fit(passage_bench.Collected(collected, labels, LEXICAL), range(6))
     assert weights["proximity"] > 1.0 and abs(weights["bm25"]) < 1e-6
+
+
+def test_each_answer_type_rule_can_be_left_out_for_the_bench_s_ablation():
+    from plugin.reading.passages import ANSWER_KINDS, answer_kind
+
+    assert answer_kind("How many people live there?") == "number"
+    assert answer_kind("How many people live there?", tuple(k for k in ANSWER_KINDS if k != "number")) is None
+    assert answer_kind("Where is the museum?") == "name"
+    assert answer_kind("Where is the museum?", ("number", "date", "name")) is None
+    text = "The company was founded long ago. It employs 4,200 people today."
+    with_rule = window_features(text, "How many people work there?", options=RankOptions(window_chars=40, meaning=False))
+    without = window_features(text, "How many people work there?",
+                              options=RankOptions(window_chars=40, meaning=False, answer_kinds=("date",)))
+    assert with_rule.values["typed"] == [0.0, 1.0] and without.values["typed"] == [0.0, 0.0]

@@ -65,6 +65,7 @@ class RankOptions:
     grow_chars: int = 400     # a picked window grows by a neighbouring sentence while its span stays within this
     grow_share: float = 0.5   # ... when that sentence holds at least this share of the question the window lacks
     weights: tuple[tuple[str, float], ...] = ()  # overrides of the fitted weights, by feature name
+    answer_kinds: tuple[str, ...] = ("number", "date", "name", "entity")  # wording rules in use (the bench tests each)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     heading_terms = [set(terms(" ".join(path), options.prefix)) for path in seg.sections]
     held = [{t for t in question if t in bag} for bag in bags]
     sentence_share = [sum(idf[t] for t in h) / total_idf for h in held]
-    wanted = answer_kind(query)
+    wanted = answer_kind(query, options.answer_kinds)
     asked = set(_WORDISH.findall(query.casefold()))
     typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
     spans = _spans(units, options.window_chars)
@@ -261,8 +262,6 @@ _MONTHS = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*
                      r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|yesterday|today|\d", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)+")
 ANSWER_KINDS = ("number", "date", "name", "entity")
-# Kinds left out of `answer_kind` (the bench's rule ablation sets this to test each in cross-validation).
-_DISABLED_KINDS: set[str] = set()
 
 
 def question_kind(question: str) -> str | None:
@@ -274,10 +273,10 @@ def question_kind(question: str) -> str | None:
     return None
 
 
-def answer_kind(question: str) -> str | None:
-    """number, date or name when the question's wording asks for one; None otherwise."""
+def answer_kind(question: str, kinds: tuple[str, ...] = ANSWER_KINDS) -> str | None:
+    """number, date or name when the question's wording asks for one (by a rule among `kinds`); None otherwise."""
     kind = question_kind(question)
-    if kind is None or kind in _DISABLED_KINDS:
+    if kind is None or kind not in kinds:
         return None
     return "name" if kind == "entity" else kind  # which X, where: usually a name or a place
 
