@@ -648,20 +648,24 @@ class Settings(BaseSettings):
                                      description="A fetch with a query and neither passages= nor max_chars returns "
                                                  "the best passages that fit in this many characters")
     passages_max: int = Field(50, ge=1, le=200, description="Most passages one fetch or one read row returns")
-    passage_window_chars: int = Field(200, ge=50, le=5000, description="A passage grows by whole sentences while it "
+    passage_window_chars: int = Field(120, ge=50, le=5000, description="A passage grows by whole sentences while it "
                                                                         "stays within this many characters")
     passage_prefix: int = Field(4, ge=0, le=20, description="Words longer than this are matched by their first so "
                                                             "many characters (0: whole words)")
     passage_bm25_k1: float = Field(1.2, ge=0, description="BM25 term-frequency saturation")
     passage_bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation")
-    passage_proximity: float = Field(0.5, ge=0, description="Weight of the best single sentence's share of the "
-                                                            "question's terms")
-    passage_context: float = Field(0.6, ge=0, description="Weight of the sentence just before or after a passage's "
-                                                          "share of the question's terms")
-    passage_heading_weight: float = Field(1.0, ge=0, description="Weight of question terms in a passage's headings")
-    passage_answer_type: float = Field(1.0, ge=0, description="Share a passage gains when it holds what the question "
-                                                              "asks for (a number, a date, a name)")
-    passage_lead: float = Field(0.3, ge=0, description="Bonus of the page's first passage, falling to 0 at its end")
+    passage_meaning: bool = Field(True, description="Rank passages by meaning as well as words when the semantic "
+                                                    "extra (wordllama's word vectors) is installed")
+    passage_soft_threshold: float = Field(0.45, ge=0, le=1, description="A page word at least this similar to a "
+                                                                        "question word stands in for it (meaning)")
+    passage_grow_chars: int = Field(400, ge=0, le=5000, description="A picked passage grows by a neighbouring "
+                                                                    "sentence holding question words it lacks while "
+                                                                    "it stays within this many characters (0: never)")
+    passage_grow_share: float = Field(0.5, ge=0, le=1, description="... when that sentence holds at least this "
+                                                                   "share of the question's weight")
+    passage_weights: dict[str, float] = Field(default_factory=dict,
+                                              description="Overrides of the ranker's fitted feature weights, by "
+                                                          "feature name (plugin.reading.passages.FEATURES)")
 
     # --- metasearch mcp ---
     mcp_max_tokens: int = Field(
@@ -692,6 +696,16 @@ class Settings(BaseSettings):
     def warnings(self) -> list[str]:
         """What a person should know about how these settings were read (a misspelt variable)."""
         return list(self._warnings)
+
+    @field_validator("passage_weights")
+    @classmethod
+    def _known_passage_features(cls, weights: dict[str, float]) -> dict[str, float]:
+        from plugin.reading.passages import FEATURES
+
+        unknown = sorted(set(weights) - set(FEATURES))
+        if unknown:
+            raise ValueError(f"unknown passage feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
+        return weights
 
     @field_validator("upstream_rps")
     @classmethod

@@ -44,10 +44,10 @@ class Focus:
 
 def rank_options(settings: Settings) -> RankOptions:
     return RankOptions(window_chars=settings.passage_window_chars, prefix=settings.passage_prefix,
-                       k1=settings.passage_bm25_k1, b=settings.passage_bm25_b, proximity=settings.passage_proximity,
-                       heading_weight=settings.passage_heading_weight, lead=settings.passage_lead,
-                       context=settings.passage_context,
-                       answer_type=settings.passage_answer_type)
+                       k1=settings.passage_bm25_k1, b=settings.passage_bm25_b, meaning=settings.passage_meaning,
+                       soft_threshold=settings.passage_soft_threshold, grow_chars=settings.passage_grow_chars,
+                       grow_share=settings.passage_grow_share,
+                       weights=tuple(sorted(settings.passage_weights.items())))
 
 
 def check_focus(query: object, passages: object, max_tokens: object, settings: Settings,

@@ -1,53 +1,71 @@
-"""The passages of a page that answer a question: lexical, fast, whole sentences, with their offsets.
+"""The passages of a page that answer a question: whole sentences with their offsets, ranked by the words
+and (with the `semantic` extra) by their meaning.
 
     text ─ segment (sentences, items, whole code blocks and tables, heading paths) ─ windows of
-        consecutive units within one section, up to `window_chars` ─ score each window ─ the best
-        windows that do not overlap, best first
+        consecutive units within one section, up to `window_chars` ─ features of each window ─ a learned
+        linear score ─ the best windows that do not overlap, best first, each grown as it is picked by
+        a neighbouring sentence that holds question words it lacks
 
-A window's score (every weight is a field of `RankOptions`, chosen on the dev questions of the article
-corpus and cross-validated by article: `scripts/passage_bench.py --cv 10`):
-- BM25 of the question's content terms (`plugin.reading.terms`: folded, prefix-matched, CJK bigrams,
-  function words left out) over the window, the inverse document frequency counted over the page's
-  sentences (a term in every sentence says nothing about where the answer is);
+A window's features (`LEXICAL` always, `MEANING` when the meaning model is installed and
+`RankOptions.meaning` is on); the score is their weighted sum, the weights fitted by pairwise logistic
+regression on the article corpus's dev questions (`scripts/passage_bench.py --fit` writes
+`plugin/reading/passage_weights.py`; `--cv 10` fits them inside each fold to estimate unseen articles):
+- bm25: BM25 of the question's content terms (`plugin.reading.terms`: folded, prefix-matched, CJK
+  bigrams, function words left out) over the window, the inverse document frequency counted over the
+  page's sentences, divided by the question's total idf (so pages and questions compare);
 - proximity: the best single sentence's share of the question (the idf of the distinct question terms
   it holds), so terms together in one sentence beat the same terms scattered;
-- context: the share of the sentence just before or just after the window: the answer often follows
-  (or precedes) the sentence that restates the question's subject, in words the question does not use;
-- answer type: a question asking how many, when, who, which or where gains when the window holds a
-  number, a date or a name that the question itself does not hold;
-- the heading path: question terms in the headings the window sits under count at `heading_weight`;
-- a small lead prior (earlier is slightly likelier, as on news pages).
+- context: the share of the sentence just before or just after the window (the answer often follows the
+  sentence that restates the question's subject, in words the question does not use);
+- heading: question terms in the headings the window sits under; cover: the share of the question the
+  window and its headings hold together (headings are context for the sentences under them);
+- typed: the question asks how many, when, who, which or where and the window holds a number, a date or
+  a name that the question itself does not; typed_*: the features above again, for such windows only
+  (what the question asks for changes what counts);
+- lead: earlier on the page is slightly likelier;
+- soft_cover, soft_proximity, typed_soft_proximity (meaning): cover and proximity again, with a question
+  word that is not there literally credited with its most similar word of the sentence (the cosine of
+  static word vectors, when at least `soft_threshold`): "countries" answers "nations", "began" answers
+  "start". (The cosine of whole passages with the question, tried too, lost answers in cross-validation.)
 
-Pure and CPU-only: no I/O, no settings (callers pass `RankOptions`). About 1 ms of CPU per page of
-4,000 characters (median; 2 ms at p90).
+Pure and CPU-only: no I/O, no settings (callers pass `RankOptions`); the meaning model is loaded lazily
+by `plugin.reading.meaning` on the first ranking that uses it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from plugin.reading.sentences import HEADING, Segmented, segment
-from plugin.reading.terms import content_terms, terms
+from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORDISH = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")
+
+BASE = ("bm25", "proximity", "context", "heading", "cover")
+LEXICAL = BASE + ("lead", "typed") + tuple(f"typed_{name}" for name in BASE)
+MEANING = ("soft_cover", "soft_proximity", "typed_soft_proximity")
+FEATURES = LEXICAL + MEANING
 
 
 @dataclass(frozen=True)
 class RankOptions:
-    window_chars: int = 200   # a window grows while its span stays within this (one unit always fits)
+    window_chars: int = 120   # a window grows while its span stays within this (one unit always fits)
     prefix: int = 4           # terms longer than this are compared by their first `prefix` characters
     k1: float = 1.2
     b: float = 0.75
-    proximity: float = 0.5    # weight of the best sentence's idf coverage
-    heading_weight: float = 1.0
-    lead: float = 0.3         # bonus for the first window, falling linearly to 0 at the end of the page
     max_sentence_chars: int = 600
-    context: float = 0.6      # weight of the neighbouring sentences' share of the question (just before or after)
-    answer_type: float = 1.0  # a window holding what the question asks for (a number, a date, a name) gains this share
+    meaning: bool = True      # use the meaning model when it is installed
+    soft_threshold: float = 0.45  # a word at least this similar to a question word stands in for it
+    grow_chars: int = 400     # a picked window grows by a neighbouring sentence while its span stays within this
+    grow_share: float = 0.5   # ... when that sentence holds at least this share of the question the window lacks
+    weights: tuple[tuple[str, float], ...] = ()  # overrides of the fitted weights, by feature name
+    answer_kinds: tuple[str, ...] = ("number", "date", "name", "entity")  # wording rules in use (the bench tests each)
 
 
 @dataclass(frozen=True)
@@ -56,16 +74,45 @@ class Window:
     end: int
     score: float
     section: tuple[str, ...]
+    first: int = -1  # index of its first and last unit in the ranked units
+    last: int = -1
 
 
-def rank_windows(text: str, query: str, *, markdown: bool = True, options: RankOptions = RankOptions(),
-                 segmented: Segmented | None = None, offset: int = 0) -> list[Window]:
-    """Every candidate window of `text` (starting at or after `offset`) for `query`, scored, best first,
-    overlapping ones included (`pick` chooses among them)."""
+@dataclass
+class Features:
+    """Candidate windows (unscored) and their features, one list per feature name, in window order."""
+    windows: list[Window]
+    values: dict[str, list[float]]
+    units: list = field(default_factory=list)
+    held: list[set[str]] = field(default_factory=list)  # question terms each unit holds
+    idf: dict[str, float] = field(default_factory=dict)
+    meaning: bool = False  # whether the meaning features were computed
+
+
+def fitted_weights(meaning: bool) -> dict[str, float]:
+    from plugin.reading.passage_weights import LEXICAL_WEIGHTS, MEANING_WEIGHTS
+
+    return dict(MEANING_WEIGHTS if meaning else LEXICAL_WEIGHTS)
+
+
+def meaning_model(options: RankOptions):
+    """The meaning model when `options` ask for it and it is installed, else None (loads it once)."""
+    if not options.meaning:
+        return None
+    from plugin.reading import meaning
+
+    return meaning.model()
+
+
+def window_features(text: str, query: str, *, markdown: bool = True, options: RankOptions = RankOptions(),
+                    segmented: Segmented | None = None, offset: int = 0, model=None) -> Features:
+    """Every candidate window of `text` (starting at or after `offset`) with its features; the meaning
+    features only when `model` (a `plugin.reading.meaning.Meaning`) is given."""
     seg = segmented or segment(text, markdown=markdown, max_chars=options.max_sentence_chars)
     units = [u for u in seg.units if u.kind != HEADING and u.start >= offset]
+    values: dict[str, list[float]] = {name: [] for name in (FEATURES if model is not None else LEXICAL)}
     if not units:
-        return []
+        return Features([], values, meaning=model is not None)
     question = content_terms(query, options.prefix)
     bags = [Counter(terms(text[u.start:u.end], options.prefix)) for u in units]
     df: Counter = Counter()
@@ -75,40 +122,133 @@ def rank_windows(text: str, query: str, *, markdown: bool = True, options: RankO
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in question}
     total_idf = sum(idf.values()) or 1.0
     heading_terms = [set(terms(" ".join(path), options.prefix)) for path in seg.sections]
-    sentence_share = [sum(idf[t] for t in question if t in bag) / total_idf for bag in bags]
-    wanted = answer_kind(query)
+    held = [{t for t in question if t in bag} for bag in bags]
+    sentence_share = [sum(idf[t] for t in h) / total_idf for h in held]
+    wanted = answer_kind(query, options.answer_kinds)
     asked = set(_WORDISH.findall(query.casefold()))
     typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
     spans = _spans(units, options.window_chars)
     lengths = [sum(sum(bags[k].values()) for k in range(i, j + 1)) for i, j in spans]
     average = (sum(lengths) / len(lengths)) or 1.0
     size = max(len(text), 1)
-    windows: list[Window] = []
+    windows = []
     for (i, j), length in zip(spans, lengths):
-        score = 0.0
-        if question:
-            tf: Counter = Counter()
-            for k in range(i, j + 1):
-                tf.update(bags[k])
-            score = _bm25(tf, question, idf, length / average, options)
-            score += options.proximity * total_idf * max(sentence_share[i:j + 1])
-            if options.context:
-                before = sentence_share[i - 1] if i > 0 and units[i - 1].section == units[i].section else 0.0
-                after = sentence_share[j + 1] if j + 1 < n and units[j + 1].section == units[j].section else 0.0
-                score += options.context * total_idf * max(before, after)
-            heads = heading_terms[units[i].section]
-            if heads:
-                score += options.heading_weight * sum(idf[t] for t in question if t in heads)
-            if any(typed[i:j + 1]):
-                score *= 1 + options.answer_type
-        score += options.lead * (1 - units[i].start / size)
-        windows.append(Window(units[i].start, units[j].end, score, seg.sections[units[i].section]))
-    windows.sort(key=lambda w: (-w.score, w.start))
-    return windows
+        tf: Counter = Counter()
+        for k in range(i, j + 1):
+            tf.update(bags[k])
+        heads = heading_terms[units[i].section]
+        before = sentence_share[i - 1] if i > 0 and units[i - 1].section == units[i].section else 0.0
+        after = sentence_share[j + 1] if j + 1 < n and units[j + 1].section == units[j].section else 0.0
+        row = {"bm25": _bm25(tf, question, idf, length / average, options) / total_idf,
+               "proximity": max(sentence_share[i:j + 1]),
+               "context": max(before, after),
+               "heading": sum(idf[t] for t in question if t in heads) / total_idf,
+               "cover": sum(idf[t] for t in question if t in tf or t in heads) / total_idf}
+        is_typed = 1.0 if any(typed[i:j + 1]) else 0.0
+        for name in BASE:
+            values[name].append(row[name])
+            values[f"typed_{name}"].append(is_typed * row[name])
+        values["typed"].append(is_typed)
+        values["lead"].append(1 - units[i].start / size)
+        windows.append(Window(units[i].start, units[j].end, 0.0, seg.sections[units[i].section], i, j))
+    features = Features(windows, values, units, held, idf, meaning=model is not None)
+    if model is not None:
+        _meaning_features(features, text, query, spans, typed_windows=values["typed"], model=model,
+                          options=options)
+    return features
+
+
+def _meaning_features(features: Features, text: str, query: str, spans, *, typed_windows, model,
+                      options: RankOptions) -> None:
+    import numpy as np
+
+    units, idf = features.units, features.idf
+    words = [fold(w) for w in _WORD.findall(query)]
+    kept = list(dict.fromkeys(w for w in words if w not in FUNCTION_WORDS)) or list(dict.fromkeys(words))
+    word_terms = [[t for t in terms(w, options.prefix) if t in idf] for w in kept]
+    pairs = [(w, ts) for w, ts in zip(kept, word_terms) if ts]
+    values = features.values
+    if not pairs:
+        for name in MEANING:
+            values[name].extend(0.0 for _ in spans)
+        return
+    kept = [w for w, _ in pairs]
+    weight = np.array([sum(idf[t] for t in ts) / len(ts) for _, ts in pairs], dtype=np.float32)
+    total = float(weight.sum()) or 1.0
+    question_vectors = model.word_vectors(kept)
+    unit_words = [_folded_words(text[u.start:u.end]) for u in units]
+    distinct = list(dict.fromkeys(w for ws in unit_words for w in ws))
+    credit = np.zeros((len(units), len(kept)), dtype=np.float32)
+    if distinct:
+        index = {w: k for k, w in enumerate(distinct)}
+        # einsum, not @: BLAS would spread this small product over threads that spin on a busy machine
+        similar = np.einsum("wd,qd->wq", model.word_vectors(distinct), question_vectors)
+        flat = [index[w] for ws in unit_words for w in ws]
+        filled = [k for k, ws in enumerate(unit_words) if ws]
+        starts = [0]
+        for k in filled[:-1]:
+            starts.append(starts[-1] + len(unit_words[k]))
+        best = np.maximum.reduceat(similar[flat], starts, axis=0)  # each unit's best word per question word
+        credit[filled] = np.where(best >= options.soft_threshold, best, 0.0)
+    for q, (_, ts) in enumerate(pairs):
+        wanted = set(ts)
+        for k, h in enumerate(features.held):
+            if wanted <= h:
+                credit[k, q] = 1.0
+    # Each window's best credit per question word, and its best sentence's share (windows span few units).
+    first = np.array([i for i, _ in spans])
+    last = np.array([j for _, j in spans])
+    best_credit = credit[first]
+    unit_share = np.einsum("uq,q->u", credit, weight) / total
+    best_share = unit_share[first]
+    for step in range(1, int((last - first).max()) + 1 if len(spans) else 0):
+        inside = first + step <= last
+        rows = (first + step)[inside]
+        best_credit[inside] = np.maximum(best_credit[inside], credit[rows])
+        best_share[inside] = np.maximum(best_share[inside], unit_share[rows])
+    typed = np.array(typed_windows)
+    values["soft_cover"].extend((np.einsum("wq,q->w", best_credit, weight) / total).tolist())
+    values["soft_proximity"].extend(best_share.tolist())
+    values["typed_soft_proximity"].extend((typed * best_share).tolist())
+
+
+def _folded_words(text: str) -> list[str]:
+    """The distinct words of `text`, folded as `terms.fold` folds them (width and case for the whole text
+    at once; accents word by word, only in words that are not ASCII)."""
+    words = dict.fromkeys(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+    return [w if w.isascii() else fold(w) for w in words]
+
+
+def score_windows(features: Features, weights: dict[str, float]) -> list[Window]:
+    """The windows with their scores (the weighted sum of their features), best first."""
+    scores = [0.0] * len(features.windows)
+    for name, w in weights.items():
+        if w and name in features.values:
+            scores = [score + w * value for score, value in zip(scores, features.values[name])]
+    scored = [Window(window.start, window.end, score, window.section, window.first, window.last)
+              for window, score in zip(features.windows, scores)]
+    scored.sort(key=lambda w: (-w.score, w.start))
+    return scored
+
+
+def rank_windows(text: str, query: str, *, markdown: bool = True, options: RankOptions = RankOptions(),
+                 segmented: Segmented | None = None, offset: int = 0) -> list[Window]:
+    """Every candidate window of `text` (starting at or after `offset`) for `query`, scored, best first,
+    overlapping ones included (`pick` chooses among them)."""
+    return _ranked(text, query, markdown, options, segmented, offset)[0]
+
+
+def _ranked(text, query, markdown, options, segmented, offset) -> tuple[list[Window], Features]:
+    model = meaning_model(options)
+    features = window_features(text, query, markdown=markdown, options=options, segmented=segmented,
+                               offset=offset, model=model)
+    weights = fitted_weights(features.meaning)
+    weights.update(dict(options.weights))
+    return score_windows(features, weights), features
 
 
 # What a question asks for, by its wording (English and the languages of the corpus), and what in a
-# sentence looks like it.
+# sentence looks like it. `scripts/passage_bench.py --cv 10` reports each kind's worth in cross-validation.
 _ASKS_NUMBER = re.compile(
     r"\b(how (many|much|old|long|far|fast|big|large|tall|high|heavy|powerful|quickly|often|wide|deep)|what "
     r"(percentage|proportion|share|price|cost|amount|number|value|size|speed|range|capacity|resolution|rate|"
@@ -121,19 +261,24 @@ _ASKS_ENTITY = re.compile(r"^(\w+ )?(which|what (is|was|are|were) the name|where
 _MONTHS = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b|\b(1[5-9]|20)\d\d\b|"
                      r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b|yesterday|today|\d", re.I)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)+")
+ANSWER_KINDS = ("number", "date", "name", "entity")
 
 
-def answer_kind(question: str) -> str | None:
-    """number, date or name when the question's wording asks for one; None otherwise."""
-    if _ASKS_NUMBER.search(question):
-        return "number"
-    if _ASKS_DATE.search(question):
-        return "date"
-    if _ASKS_NAME.search(question):
-        return "name"
-    if _ASKS_ENTITY.search(question):  # which X, where: usually a name or a place
-        return "name"
+def question_kind(question: str) -> str | None:
+    """Which wording rule a question matches: number, date, name or entity (which X, where), or None."""
+    for kind, pattern in (("number", _ASKS_NUMBER), ("date", _ASKS_DATE), ("name", _ASKS_NAME),
+                          ("entity", _ASKS_ENTITY)):
+        if pattern.search(question):
+            return kind
     return None
+
+
+def answer_kind(question: str, kinds: tuple[str, ...] = ANSWER_KINDS) -> str | None:
+    """number, date or name when the question's wording asks for one (by a rule among `kinds`); None otherwise."""
+    kind = question_kind(question)
+    if kind is None or kind not in kinds:
+        return None
+    return "name" if kind == "entity" else kind  # which X, where: usually a name or a place
 
 
 def fits(kind: str, sentence: str, asked: set[str] = frozenset()) -> bool:
@@ -167,19 +312,60 @@ def _spans(units, window_chars: int) -> list[tuple[int, int]]:
     return spans
 
 
-def pick(windows: list[Window], count: int | None = None) -> list[Window]:
-    """The best windows that do not overlap each other, best first, at most `count`."""
+def pick(windows: list[Window], count: int | None = None, features: Features | None = None,
+         options: RankOptions = RankOptions()) -> list[Window]:
+    """The best windows that do not overlap each other, best first, at most `count`; with `features`, each
+    grown as it is picked (`_grown`), so a later window overlapping a grown one is skipped."""
     chosen: list[Window] = []
+    taken = [False] * len(features.units) if features is not None else []  # units in a chosen window
     for window in windows:
         if count is not None and len(chosen) >= count:
             break
-        if any(window.start < other.end and other.start < window.end for other in chosen):
+        if taken and window.first >= 0:
+            if any(taken[window.first:window.last + 1]):
+                continue
+        elif any(window.start < other.end and other.start < window.end for other in chosen):
             continue
+        if taken and options.grow_chars and window.first >= 0:
+            window = _grown(window, taken, features, options)
+        if taken and window.first >= 0:
+            taken[window.first:window.last + 1] = [True] * (window.last - window.first + 1)
         chosen.append(window)
     return chosen
+
+
+def _grown(window: Window, taken: list[bool], features: Features, options: RankOptions) -> Window:
+    """`window` grown, within `grow_chars`, by the sentence just before or after it (same section, in no
+    window picked before it) that holds at least `grow_share` of the question's idf that the window lacks,
+    the most first, while one does: the question's words spread over neighbouring sentences end up in one
+    passage."""
+    units, held, idf = features.units, features.held, features.idf
+    total = sum(idf.values()) or 1.0
+    first, last = window.first, window.last
+    have = set().union(*held[first:last + 1])
+    while True:
+        best = None
+        for neighbour in (first - 1, last + 1):
+            if not (0 <= neighbour < len(units)) or units[neighbour].section != units[first].section:
+                continue
+            if taken[neighbour]:
+                continue
+            span = units[max(last, neighbour)].end - units[min(first, neighbour)].start
+            gain = sum(idf[t] for t in held[neighbour] - have) / total
+            if gain > 0 and gain >= options.grow_share and span <= options.grow_chars and (
+                    best is None or gain > best[0]):
+                best = (gain, neighbour)
+        if best is None:
+            break
+        have |= held[best[1]]
+        first, last = min(first, best[1]), max(last, best[1])
+    if (first, last) == (window.first, window.last):
+        return window
+    return Window(units[first].start, units[last].end, window.score, window.section, first, last)
 
 
 def best_passages(text: str, query: str, count: int | None = None, *, markdown: bool = True,
                   options: RankOptions = RankOptions(), offset: int = 0) -> list[Window]:
     """The `count` best non-overlapping passages of `text` for `query`, best first."""
-    return pick(rank_windows(text, query, markdown=markdown, options=options, offset=offset), count)
+    windows, features = _ranked(text, query, markdown, options, None, offset)
+    return pick(windows, count, features, options)
