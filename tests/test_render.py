@@ -146,8 +146,9 @@ async def websocket(request: web.Request, standin: StandIn) -> web.StreamRespons
 
 
 async def bot_wall(request: web.Request, standin: StandIn) -> web.StreamResponse:
-    """The shell to our plain reads, a 403 challenge page to a browser."""
-    if "Chrome" in request.headers.get("User-Agent", ""):
+    """The shell to our plain reads, a 403 challenge page to a headless browser (a wall that looks for
+    HeadlessChrome: our plain reads present Chrome too, on the browser transport)."""
+    if "HeadlessChrome" in request.headers.get("User-Agent", ""):
         return web.Response(status=403, text="<html><body><h1>Checking your browser</h1></body></html>",
                             content_type="text/html")
     return web.Response(text=shell(built()), content_type="text/html")

@@ -26,6 +26,7 @@ import os
 import tempfile
 from urllib.parse import urlsplit, urlunsplit
 
+from plugin.infra import memo
 from plugin.infra.egress import SOCKS_SCHEMES
 from plugin.infra.exchange import Body, Incoming, Outgoing, TransportError, check_head
 from plugin.infra.lifecycle import LoopBound, PerLoop
@@ -339,7 +340,8 @@ def _target_side(message: str) -> bool:
                                             "not allowed", "general", "network unreachable"))
 
 
-_COMBINED: dict[tuple[str, str, bytes], str] = {}  # (default, extra, their contents' digest) -> the file made
+# (default, extra, their contents' digest) -> the file made; forgetting it only makes the next file anew.
+_COMBINED: dict[tuple[str, str, bytes], str] = memo.register({})
 
 
 def _combined_bundle(default: str, extra: str) -> str:
