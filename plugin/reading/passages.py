@@ -180,6 +180,9 @@ def pick(windows: list[Window], count: int | None = None) -> list[Window]:
 
 
 def best_passages(text: str, query: str, count: int | None = None, *, markdown: bool = True,
-                  options: RankOptions = RankOptions(), offset: int = 0) -> list[Window]:
-    """The `count` best non-overlapping passages of `text` for `query`, best first."""
-    return pick(rank_windows(text, query, markdown=markdown, options=options, offset=offset), count)
+                  options: RankOptions = RankOptions(), offset: int = 0,
+                  segmented: Segmented | None = None) -> list[Window]:
+    """The `count` best non-overlapping passages of `text` for `query`, best first. `segmented`: the
+    units to choose from, when the caller has cut them (a part of a long page)."""
+    return pick(rank_windows(text, query, markdown=markdown, options=options, offset=offset, segmented=segmented),
+                count)

@@ -12,8 +12,10 @@ line of running text is cut into sentences:
   after the Devanagari, Arabic, Armenian, Ethiopic, Khmer and Myanmar sentence marks;
 - at a space between two Thai (or Lao) characters: Thai writes no full stop, a space ends a sentence
   or clause.
-A sentence longer than `max_chars` (a run-on list without punctuation) is cut at its last `;`, `,`,
-`、`, `，` or space before the limit, so no unit outgrows a passage; code blocks and data tables are never cut.
+A sentence longer than `max_chars` (a run-on list without punctuation) is cut after its last `;` or `,`
+followed by a space, `、`, `，` or `；`, else at its last space, before the limit, so no unit outgrows a
+passage; code blocks and data tables are never cut. `US.` and `EU.` end a sentence (`U.S.` does not: a
+dotted abbreviation), as `us.` does (`He told us. Then …`).
 Pure: no I/O, no settings; `plugin.reading.passages` builds windows of these units.
 """
 
@@ -44,7 +46,7 @@ _CLAUSE_BREAK = re.compile(r"[;,](?=\s)\s*|[、，；]\s*|\s+")
 ABBREVIATIONS = frozenset("""
 mr mrs ms dr prof sr jr st mt ft vs etc eg ie cf al approx dept est inc ltd co corp no nos vol vols fig figs
 pp ed eds rev gen col lt sgt capt cmdr gov sen rep jan feb mar apr jun jul aug sep sept oct nov dec
-u.s us u.k uk e.g i.e a.m p.m am pm ca op ph bzw usw ggf z.b zb ca nr sog vgl dh d.h hr fr frau
+u.s u.k e.g i.e a.m p.m am pm ca op ph bzw usw ggf z.b zb ca nr sog vgl dh d.h hr fr frau
 sig sra sres dra pag pág art núm
 """.split())
 

@@ -222,12 +222,22 @@ def find_quote(text: str, quote: str, folded_text: Folded | None = None) -> Quot
 
 
 def sentence_around(text: str, start: int, end: int, *, markdown: bool) -> tuple[int, int]:
-    """The span of the sentences (or item, code block, table) the match [start, end) lies in."""
-    units = [u for u in segment(text, markdown=markdown).units if u.kind != HEADING or (u.start <= start < u.end)]
-    inside = [u for u in units if u.end > start and u.start < end]
-    if not inside:
+    """The span of the sentences (or item, code block, table) the match [start, end) lies in; a heading
+    only when the match starts in it. Only the lines of the match are cut into sentences."""
+    units = [u for u in segment(text, markdown=markdown, start=start, end=end).units
+             if u.kind != HEADING or u.start <= start < u.end]
+    if not units:
         return start, end
-    return min(start, inside[0].start), max(end, inside[-1].end)
+    return min(start, units[0].start), max(end, units[-1].end)
+
+
+def locate(text: str, quote: str, *, markdown: bool) -> tuple[QuoteMatch | None, tuple[int, int]]:
+    """`find_quote` and the sentence around the match ((0, 0) when not found): CPU work on a long page,
+    which `verify` runs in a thread."""
+    found = find_quote(text, quote)
+    if found is None:
+        return None, (0, 0)
+    return found, sentence_around(text, found.start, found.end, markdown=markdown)
 
 
 def check_quote(quote: object) -> str:
@@ -252,12 +262,12 @@ async def verify_with(reader, url: object, quote: object, *, format: object = "m
     document, cached = await reader.document(target.url, markdown=fmt == "markdown", ignore_robots=ignore_robots,
                                              deadline=reader.deadline())
     text = document.content
-    found = find_quote(text, checked)
+    # Folding a page of a million characters takes a second: off the event loop, like extraction.
+    found, (s, e) = await asyncio.to_thread(locate, text, checked, markdown=fmt == "markdown")
     common = dict(url=target.url, final_url=document.final_url, quote=checked, format=fmt, cached=cached,
                   warnings=list(document.warnings))
     if found is None:
         return VerifyResponse(found=False, elapsed_ms=int((time.perf_counter() - started) * 1000), **common)
-    s, e = sentence_around(text, found.start, found.end, markdown=fmt == "markdown")
     return VerifyResponse(found=True, start=found.start, end=found.end, text=text[found.start:found.end],
                           sentence=text[s:e], sentence_start=s, sentence_end=e, occurrences=found.occurrences,
                           elapsed_ms=int((time.perf_counter() - started) * 1000), **common)
