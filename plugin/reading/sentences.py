@@ -37,7 +37,7 @@ _CELL = re.compile(r"(?:\\\||[^|])+")  # a table cell's text: up to a bar that i
 # Latin-script sentence ends: terminator, closing quotes/brackets, whitespace.
 _LATIN_END = re.compile(r"[.!?…‼⁇⁈⁉]+[\"'”’»)\]]*(?=\s)")
 # Marks that end a sentence with no space after them (CJK) or in scripts with their own full stop.
-_OWN_END = re.compile(r"[。！？．｡!?]?[。！？．｡।॥؟۔։።។៕။][」』）】〕》\"”’)]*|[。！？．｡][!?]?[」』）】〕》\"”’)]*")
+_OWN_END = re.compile(r"[。！？．｡][!?][」』）】〕》\"”’)]*|[。！？．｡!?]?[。！？．｡।॥؟۔։።។៕။][」』）】〕》\"”’)]*")
 _THAI = "\u0e00-\u0e7f\u0e80-\u0eff"
 _THAI_SPACE = re.compile(rf"(?<=[{_THAI}])[ \u00a0]+(?=[{_THAI}])")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[\"'”’»)\]]*$")
