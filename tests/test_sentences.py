@@ -135,7 +135,7 @@ def test_a_fence_is_one_code_unit_through_its_closing_fence():
     tilde = "~~~\ncode\n~~~\nAfter."
     assert units(tilde) == [(CODE, "~~~\ncode\n~~~"), (SENTENCE, "After.")]
     indented = "   ```\ncode\n   ```\nAfter."
-    assert units(indented)[0] == (CODE, "   ```\ncode\n   ```")
+    assert units(indented)[0] == (CODE, "```\ncode\n   ```")  # a unit starts at its first character
     assert units("    ```\ncode")[0][0] != CODE  # four spaces: not a fence
     longer = "````\n```\ninner\n````\nAfter."  # a shorter marker does not close a longer fence
     assert units(longer) == [(CODE, "````\n```\ninner\n````"), (SENTENCE, "After.")]
@@ -157,6 +157,9 @@ def test_markdown_table_rows_are_one_table_and_plain_text_needs_two_rows():
     assert units("| not closed\nNext.")[0] == (SENTENCE, "| not closed")
     plain = "a | b\nc | d\nAfter."
     assert units(plain, markdown=False) == [(TABLE, "a | b\nc | d"), (SENTENCE, "After.")]
+    assert units("Ls|grep x\nCat|sort", markdown=False) == [(SENTENCE, "Ls|grep x"), (SENTENCE, "Cat|sort")]
+    assert units("  | a |\n  |---|")[0] == (TABLE, "| a |\n  |---|")
+    assert units("  ## Indented heading")[0] == (HEADING, "## Indented heading")
     assert units("a | b\nAfter.", markdown=False) == [(SENTENCE, "a | b"), (SENTENCE, "After.")]
 
 

@@ -86,6 +86,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
         if not line.strip():
             i += 1
             continue
+        first = line_start + len(line) - len(line.lstrip())  # a unit starts at its first character, not its indent
         fence = _FENCE.match(line) if markdown else None
         if fence:  # a fenced code block, through its closing fence (or the end of the text)
             marker = fence.group(1)
@@ -93,7 +94,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
             while j < len(lines) and not text[lines[j][0]:lines[j][1]].lstrip(" ").startswith(marker[0] * len(marker)):
                 j += 1
             j = min(j, len(lines) - 1)
-            units.append(Unit(line_start, _rstrip(text, line_start, lines[j][1]), CODE, section))
+            units.append(Unit(first, _rstrip(text, first, lines[j][1]), CODE, section))
             i = j + 1
             continue
         if _is_table_row(line, markdown):
@@ -115,7 +116,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
                 i = j + 1
                 continue
             if j > i or markdown:
-                units.append(Unit(line_start, _rstrip(text, line_start, lines[j][1]), TABLE, section))
+                units.append(Unit(first, _rstrip(text, first, lines[j][1]), TABLE, section))
                 i = j + 1
                 continue
         heading = _HEADING.match(line) if markdown else None
@@ -126,7 +127,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
             path.append((level, heading.group(2)))
             sections.append(tuple(words for _, words in path))
             section = len(sections) - 1
-            units.append(Unit(line_start, _rstrip(text, line_start, line_end), HEADING, section))
+            units.append(Unit(first, _rstrip(text, first, line_end), HEADING, section))
             i += 1
             continue
         item = _ITEM.match(line)
@@ -136,7 +137,6 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
             line_end = lines[i][1]
             line = text[lines[i][0]:line_end]
         if line_end > start:  # (the lines before the part asked for are not cut into sentences)
-            first = line_start + (len(text[line_start:line_end]) - len(text[line_start:line_end].lstrip()))
             for s, e in split_sentences(text, first, line_end, max_chars):
                 units.append(Unit(s, e, kind, section))
                 kind = SENTENCE  # the item's marker belongs to its first sentence
