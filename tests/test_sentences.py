@@ -64,6 +64,7 @@ def test_latin_sentences_end_at_a_stop_followed_by_space_and_a_sentence_start(te
     ("He told us. Then he left.", ["He told us.", "Then he left."]),
     ("Plan a. Then b.", ["Plan a.", "Then b."]),                            # one lower-case letter is no initial
     ("Fig. 3 shows it. Done.", ["Fig. 3 shows it.", "Done."]),
+    ("It weighs approx. 5 kg. Done.", ["It weighs approx. 5 kg.", "Done."]),  # a longer abbreviation
     ("Vgl. Abschnitt 2. Ende.", ["Vgl. Abschnitt 2.", "Ende."]),
     ("Is it Mr.? Yes.", ["Is it Mr.?", "Yes."]),                             # not a lone stop: it ends
     ("Call Mr.\" Then go.", ["Call Mr.\" Then go."]),                        # a closing quote keeps the abbreviation
@@ -120,6 +121,11 @@ def test_cjk_clause_marks_cut_without_a_space_and_text_without_any_is_cut_at_the
     pieces = sentences(text, max_chars=25)
     assert all(len(p) <= 25 for p in pieces) and all(p.endswith("、") for p in pieces)
     assert sentences("x" * 25, max_chars=10) == ["x" * 10, "x" * 10, "x" * 5]
+
+
+def test_a_sentence_of_exactly_the_limit_is_not_cut():
+    assert sentences("abcd efghi", max_chars=10) == ["abcd efghi"]
+    assert sentences("abcd efghij", max_chars=10) == ["abcd", "efghij"]
 
 
 def test_pieces_of_a_long_sentence_fill_up_to_the_limit():
