@@ -7,8 +7,8 @@ boundary the page has one, and where it has none the page has none (`the rapist`
 `the drug can` is not in `the drug can't`). What folds (`fold_for_matching`):
 - the kind and amount of whitespace between two words (a space, a line break, a run of spaces);
 - hyphens and dashes: a dash between two words stands for a space or for nothing (`e-mail`, `email`,
-  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), so a word the page hyphenates at a line end (`thera-\n
-  pist`) matches written whole;
+  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), so a word the page hyphenates at a line end (`thera-`,
+  a line break, `pist`) matches written whole;
 - whitespace next to punctuation (`Dr. Ada`, `Dr.Ada`); punctuation itself counts (`1,000` is not `1000`);
 - quote marks and apostrophes are left out, and an apostrophe between letters is inside its word
   (`can't` is one word: `cant`);
@@ -42,9 +42,9 @@ from plugin.settings import Settings
 _TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|")
 _SPACELESS = ((0x0E00, 0x0EFF), (0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x3400, 0x4DBF),
               (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
-# Between two letters of spaced scripts: whitespace (a word boundary), or a dash or hyphen (a boundary or
-# none: `e-mail`, `e mail`, `email`).
-SPACE, DASH = " ", "-"
+# What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
+# boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word).
+SPACE, DASH, NONE = " ", "-", "."
 MAX_QUOTE_CHARS = 5000
 
 
@@ -74,8 +74,6 @@ class Folded:
         """The folded text with its word boundaries written in (a space or a dash), for reading."""
         return "".join(g + c if g != NONE else c for g, c in zip(self.gaps, self.chars))
 
-
-NONE = "."
 
 
 def _kind(ch: str) -> str:
