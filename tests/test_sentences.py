@@ -174,6 +174,8 @@ def test_a_table_with_a_row_longer_than_the_limit_is_prose_cut_into_sentences():
     assert units(text, max_chars=30) == [(SENTENCE, "One sentence."), (SENTENCE, "Two sentence."),
                                          (SENTENCE, "Short cell."), (SENTENCE, "x \\| y")]
     assert units(text, max_chars=200)[0][0] == TABLE  # rows within the limit: data
+    row = "| " + "w" * 26 + " |"  # 30 characters
+    assert units(row, max_chars=30) == [(TABLE, row)] and units(row, max_chars=29) == [(SENTENCE, "w" * 26)]
     plain = "long cell text here that goes on | b\nc | d"
     assert units(plain, markdown=False, max_chars=20) == [(SENTENCE, "long cell text here"),
                                                           (SENTENCE, "that goes on"),
@@ -193,6 +195,8 @@ def test_headings_make_the_path_of_the_units_under_them():
     kinds = [k for k, _ in units(text)]
     assert kinds.count(HEADING) == 5
     assert segment("# A\ntext").sections == [(), ("A",)]
+    assert units("# A\n#  \n## ##\nText") == [(HEADING, "# A"), (SENTENCE, "#"), (SENTENCE, "## ##"),
+                                               (SENTENCE, "Text")]  # a heading needs words
     assert paths("# Not a heading", markdown=False) == [("# Not a heading", ())]
 
 
