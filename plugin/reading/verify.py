@@ -158,13 +158,16 @@ def fold_for_matching(text: str) -> Folded:
             end = index + 1
             while end < length and _joins(text[end]):
                 end += 1
+            if text[index] in _TRANSPARENT:  # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"
+                index = end
+                continue
+            # A space in what one character folds to (`¨` to " ̈") is no gap between words: left out.
             kept = [(ch, _kind(ch)) for ch in unicodedata.normalize("NFKC", text[index:end]).casefold()]
+            kept = [(ch, kind) for ch, kind in kept if kind != "space"]
             count = sum(1 for _, kind in kept if kind in ("word", "other"))
             written = 0
             for ch, kind in kept:
-                if kind == "space":
-                    gap = SPACE if gap == NONE else gap
-                elif kind == "dash":
+                if kind == "dash":
                     gap = SPACE if gap == SPACE else DASH  # a dash after whitespace (`a - b`) is a plain boundary
                 elif kind != "skip":
                     wordlike = kind == "word" and not _spaceless(ch)
