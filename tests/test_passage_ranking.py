@@ -41,6 +41,7 @@ def test_cjk_and_thai_runs_become_bigrams_to_the_last_one():
     assert terms("東京abc") == ["東京", "abc"] and terms("abc東京def") == ["abc", "東京", "def"]
     assert terms("xyzlongword東京", prefix=4) == ["xyzl", "東京"]  # letters glued to a run are cut to the prefix
     assert terms("東京longerword", prefix=4) == ["東京", "long"]
+    assert terms("東京x") == ["東京", "x"] and terms("x東京") == ["x", "東京"]  # one letter on either side counts
     assert terms("ภาษาไทย") == ["ภา", "าษ", "ษา", "าไ", "ไท", "ทย"]
     assert terms("서울시") == ["서울", "울시"]
 

@@ -102,6 +102,7 @@ def test_chars_within_is_the_longest_prefix_within_the_budget():
     assert chars_within(text, 0) == 0 and chars_within(text, -5) == 0
     assert chars_within("short", 100) == 5
     assert chars_within("", 10) == 0
+    assert chars_within("   abc", 0) == 0  # a budget of nothing holds nothing, not even free whitespace
     for budget in (1, 2, 3, 10, 57, 200):
         n = chars_within(text, budget)
         assert estimate_tokens(text[:n]) <= budget < estimate_tokens(text[:n + 1])
