@@ -117,6 +117,8 @@ def test_pick_chooses_the_best_windows_that_do_not_overlap():
     assert pick(windows, 0) == [] and pick([], 3) == []
     assert pick([Window(0, 10, 1.0, ()), Window(10, 20, 0.5, ())], 5) == [Window(0, 10, 1.0, ()),
                                                                           Window(10, 20, 0.5, ())]  # touching is fine
+    assert pick([Window(10, 20, 1.0, ()), Window(0, 10, 0.5, ())]) == [Window(10, 20, 1.0, ()),
+                                                                       Window(0, 10, 0.5, ())]  # either way round
 
 
 # ----- what scores -----
@@ -129,6 +131,7 @@ def test_the_lead_prior_favours_earlier_windows_and_only_by_its_weight():
     without = rank_windows(text, "unrelated", options=RankOptions(lead=0, window_chars=10))
     with_lead = rank_windows(text, "unrelated", options=RankOptions(lead=0.3, window_chars=10))
     assert {w.score for w in without} == {0.0}
+    assert [w.start for w in without] == sorted(w.start for w in without)  # equals: the earlier first
     bonus = {w.start: w.score for w in with_lead}
     ordered = [bonus[s] for s in sorted(bonus)]
     assert ordered == sorted(ordered, reverse=True) and ordered[0] > ordered[-1] > 0
@@ -177,6 +180,18 @@ def test_a_window_holding_what_the_question_asks_for_gains():
     off = scores(text, "How many people does the company employ?", lead=0, context=0, window_chars=5, answer_type=0)
     assert on["The company employs 4,200 people."] > off["The company employs 4,200 people."]
     assert on["The company grew fast in those years."] == off["The company grew fast in those years."]
+    both = "The company grew fast. It employs 4,200 people."  # the number in the window's second sentence
+    on = scores(both, "How many people does the company employ?", lead=0, context=0, window_chars=100)
+    off = scores(both, "How many people does the company employ?", lead=0, context=0, window_chars=100,
+                 answer_type=0)
+    assert on[both] > off[both]
+
+
+def test_proximity_counts_the_window_s_best_sentence_wherever_it_is():
+    text = "Plain words first. The volcano erupted violently."
+    on = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0.5)
+    off = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0)
+    assert on[text] > off[text]
 
 
 def test_what_a_question_asks_for_and_what_holds_it():

@@ -101,6 +101,7 @@ def test_a_passage_that_does_not_fit_is_skipped_and_a_later_smaller_one_may_stil
     assert answer.passages[0].text == "Alpha beta gamma one."  # it does not fit: the next one does
     assert sum(len(p.text) for p in answer.passages) <= 60
     assert answer.omitted.starts[0] == best.passages[0].start
+    assert answer.omitted.next_offset == min(answer.omitted.starts) < answer.omitted.starts[0]  # the earliest
 
 
 # ----- the passage budget in tokens -----
@@ -180,6 +181,8 @@ def test_max_tokens_is_never_exceeded_and_the_rendering_is_within_the_count(page
     assert page.startswith(sliced.content)
     if sliced.truncated:
         assert sliced.omitted.next_offset == sliced.next_offset == len(sliced.content)
+        # the frame, the text and the line saying where to read on (40 tokens, rendered below the text)
+        assert sliced.tokens == page_frame_tokens(sliced) + estimate_tokens(sliced.content) + 40
 
 
 # ----- offsets read back -----
@@ -206,6 +209,14 @@ def test_every_passage_of_any_text_reads_back_through_fetch_s_slice(text, query,
             passage.text, passage.end if passage.end < len(text) else None)
         assert all(passage.end <= s or passage.start >= e for s, e in previous)
         previous.append((passage.start, passage.end))
+
+
+def test_a_slice_ending_after_a_stop_without_a_space_is_not_moved():
+    assert slice_text("「好。」然后走了。再见。", 0, 4) == ("「好。」", 4)  # the closing bracket goes with the stop
+    assert slice_text("真的？!好的。再见了朋友。", 0, 4) == ("真的？!", 4)  # a full-width stop, then an ASCII one
+    assert slice_text("他说，然后走了。再见了朋友。", 0, 3) == ("他说，", 3)  # a clause mark
+    assert slice_text("abcdefgh !jkl mno", 0, 10) == ("abcdefgh ", 9)  # an ASCII stop needs a space after it
+    assert slice_text("word next more", 0, 4) == ("word", 4)  # a word's end: before whitespace
 
 
 def test_thai_passages_and_long_sentences_cut_at_a_comma_or_space_read_back():

@@ -196,10 +196,8 @@ def _cut_slice(response: FetchResponse, content: str, max_tokens: int) -> FetchR
     if fitting >= len(piece):
         return response.model_copy(update={"tokens": page_frame_tokens(response) + estimate_tokens(piece)
                                            + (omitted_line if response.truncated else 0)})
+    # fitting < len(piece) <= what is left of the text: the shorter slice never reaches the end
     piece, next_offset = slice_text(content, response.offset, fitting) if fitting > 0 else ("", response.offset)
-    if len(piece) > fitting:  # the slice ran to the end of the text but the budget did not
-        piece, next_offset = piece[:fitting], response.offset + fitting
-    next_offset = response.offset + len(piece) if next_offset is None else next_offset
     omitted = Omitted(chars=len(content) - (response.offset + len(piece)), next_offset=next_offset,
                       how=f"read on with offset={next_offset}, or raise max_tokens")
     return response.model_copy(update={"content": piece, "next_offset": next_offset, "truncated": True,
