@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import dataclasses
 
-from hypothesis import given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from plugin.reading.passages import RankOptions, Window, answer_kind, best_passages, fits, pick, rank_windows
 from plugin.reading.sentences import HEADING, segment
 from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms
 
 
+# Generation is timed by Hypothesis's health checks; on a shared, loaded machine it can be slow without
+# anything being wrong.
+SLOW_ON_A_LOADED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+
+
 def examples(count: int) -> hypothesis_settings:
-    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None)
+    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None,
+                               suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
 
 
 # ----- terms -----

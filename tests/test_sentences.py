@@ -8,14 +8,20 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from plugin.reading.sentences import (CODE, HEADING, ITEM, SENTENCE, TABLE, segment, split_sentences)
 
 
+# Generation is timed by Hypothesis's health checks; on a shared, loaded machine it can be slow without
+# anything being wrong.
+SLOW_ON_A_LOADED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+
+
 def examples(count: int) -> hypothesis_settings:
     """`count` examples in CI (the `stable` profile), more in the nightly-style `explore` profile."""
-    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None)
+    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None,
+                               suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
 
 
 def sentences(text: str, max_chars: int = 600) -> list[str]:

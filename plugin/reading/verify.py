@@ -161,13 +161,13 @@ def fold_for_matching(text: str) -> Folded:
             if text[index] in _TRANSPARENT:  # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"
                 index = end
                 continue
-            # A space in what one character folds to (`¨` to " ̈") is no gap between words: left out.
             kept = [(ch, _kind(ch)) for ch in unicodedata.normalize("NFKC", text[index:end]).casefold()]
-            kept = [(ch, kind) for ch, kind in kept if kind != "space"]
             count = sum(1 for _, kind in kept if kind in ("word", "other"))
             written = 0
             for ch, kind in kept:
-                if kind == "dash":
+                if kind == "space":  # what a spacing accent folds to (`¨` to " ̈"), as its NFKC form would
+                    gap = SPACE if gap == NONE else gap
+                elif kind == "dash":
                     gap = SPACE if gap == SPACE else DASH  # a dash after whitespace (`a - b`) is a plain boundary
                 elif kind != "skip":
                     wordlike = kind == "word" and not _spaceless(ch)
