@@ -140,6 +140,17 @@ def test_omitted_says_what_was_left_out_and_how_to_read_it():
     assert omitted_tokens(omitted) == estimate_tokens(omitted.how) + 25
 
 
+def test_a_slice_cut_to_max_tokens_counts_its_frame_its_text_and_the_line_to_read_on():
+    sliced = focused(ARTICLE, None, max_tokens=400)
+    assert sliced.truncated and sliced.content and ARTICLE.startswith(sliced.content)
+    assert sliced.tokens == page_frame_tokens(sliced) + estimate_tokens(sliced.content) + 40 <= 400
+    assert sliced.omitted.how == f"read on with offset={sliced.next_offset}, or raise max_tokens"
+    assert sliced.omitted.chars == len(ARTICLE) - len(sliced.content)
+    whole = focused("A short page.", None, max_tokens=400)
+    assert not whole.truncated and whole.omitted is None
+    assert whole.tokens == page_frame_tokens(whole) + estimate_tokens("A short page.")
+
+
 def test_a_budget_that_holds_everything_leaves_nothing_out_and_counts_what_is_shown():
     answer = focused(ARTICLE, "scheduler moves task between threads", passages=2, max_tokens=5000)
     assert answer.omitted is None and len(answer.passages) == 2
@@ -218,9 +229,11 @@ def test_every_passage_of_any_text_reads_back_through_fetch_s_slice(text, query,
 
 
 def test_a_slice_ending_after_a_stop_without_a_space_is_not_moved():
-    assert slice_text("「好。」然后走了。再见。", 0, 4) == ("「好。」", 4)  # the closing bracket goes with the stop
-    assert slice_text("真的？!好的。再见了朋友。", 0, 4) == ("真的？!", 4)  # a full-width stop, then an ASCII one
-    assert slice_text("他说，然后走了。再见了朋友。", 0, 3) == ("他说，", 3)  # a clause mark
+    # (a space in the slice's last fifth: a slice that had to move would end after it)
+    assert slice_text("abcdefghijklmnopq r。」然后走了再见", 0, 21) == ("abcdefghijklmnopq r。」", 21)  # a closing bracket
+    assert slice_text("abcdefghijklmnopq r？!然后走了再见", 0, 21) == ("abcdefghijklmnopq r？!", 21)  # ？ then !
+    assert slice_text("abcdefghijklmnopqr s，然后走了再见", 0, 21) == ("abcdefghijklmnopqr s，", 21)  # a clause mark
+    assert slice_text("abcdefghijklmnopq r!然后走了再见", 0, 20) == ("abcdefghijklmnopq ", 18)  # ! alone needs a space
     assert slice_text("abcdefgh !jkl mno", 0, 10) == ("abcdefgh ", 9)  # an ASCII stop needs a space after it
     assert slice_text("word next more", 0, 4) == ("word", 4)  # a word's end: before whitespace
 
