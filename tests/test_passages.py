@@ -15,7 +15,7 @@ from plugin.reading.passages import RankOptions, answer_kind, best_passages
 from plugin.reading.sentences import CODE, HEADING, TABLE, segment, split_sentences
 from plugin.reading.terms import content_terms, terms
 from plugin.reading.tokens import chars_within, estimate_tokens
-from plugin.reading.verify import find_quote, fold_with_map, sentence_around
+from plugin.reading.verify import find_quote, fold_for_matching, sentence_around
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE_CORPUS = Path(os.environ.get("METASEARCH_ARTICLE_CORPUS", ROOT.parent / "shared" / "article-corpus"))
@@ -186,7 +186,8 @@ def test_quotes_match_whatever_their_whitespace_case_quote_marks_hyphens_and_emp
     found = find_quote(PAGE, quote)
     assert found is not None, quote
     assert PAGE[found.start].isalnum() or PAGE[found.start] in "“*"
-    assert fold_with_map(PAGE[found.start:found.end])[0] == fold_with_map(quote)[0]
+    again = find_quote(PAGE[found.start:found.end], quote)  # the match as written is the quote, whole
+    assert again is not None and (again.start, again.end) == (0, found.end - found.start)
 
 
 @pytest.mark.parametrize("quote", ["first shown in 2000", "ell-known", "It wa", "shown in 199", "Ada Lovelace",
@@ -212,7 +213,7 @@ def corpus() -> tuple[dict[str, str], list[dict]]:
 
 def test_verify_finds_every_dev_answer_in_its_article_and_no_answer_in_another():
     bodies, questions = corpus()
-    folded = {key: fold_with_map(text) for key, text in bodies.items()}
+    folded = {key: fold_for_matching(text) for key, text in bodies.items()}
     assert all(find_quote(bodies[q["id"]], q["answer"], folded[q["id"]]) for q in questions)
     false = []
     for q in questions:

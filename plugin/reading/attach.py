@@ -107,7 +107,8 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
         if passages:
             from plugin.reading.evidence import passages_of
 
-            found = passages_of(outcome, response.query, passages, settings)
+            # Ranking is CPU work (a long page takes a while): off the event loop, like extraction.
+            found = await asyncio.to_thread(passages_of, outcome, response.query, passages, settings)
             updated.append(row.model_copy(update={"passages": found, "content_truncated": True}))
             continue
         piece, rest = slice_text(outcome, 0, max(shares[i], 1))

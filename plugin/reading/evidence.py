@@ -22,6 +22,7 @@ from plugin.errors import INVALID_PARAMETER, SearchError
 from plugin.models import FetchResponse, Omitted, Passage, ResultRow, SearchResponse
 from plugin.pipeline.query import whole_number
 from plugin.reading.passages import RankOptions, best_passages
+from plugin.reading.sentences import segment
 from plugin.reading.tokens import chars_within, estimate_tokens
 from plugin.settings import Settings
 
@@ -92,9 +93,29 @@ def passage_tokens(number: int | str, passage: Passage) -> int:
     return estimate_tokens(passage_label(number, passage)) + estimate_tokens(passage.text) + 2
 
 
+def scan_end(content: str, offset: int, settings: Settings) -> int:
+    """Where passages stop being sought: `passage_scan_chars` after `offset` (a read may hold ten million
+    characters; ranking them all would hold a worker for seconds), or the end of the text."""
+    return min(len(content), offset + settings.passage_scan_chars)
+
+
+def scan_warning(content: str, offset: int, settings: Settings) -> str | None:
+    end = scan_end(content, offset, settings)
+    if end >= len(content):
+        return None
+    return (f"passages were sought in characters {offset}-{end} of the page's {len(content)} "
+            f"(passage_scan_chars); a fetch with the same query and offset={end} looks further")
+
+
 def passages_of(content: str, query: str, count: int, settings: Settings, *, markdown: bool = True,
                 offset: int = 0) -> list[Passage]:
-    windows = best_passages(content, query, count, markdown=markdown, options=rank_options(settings), offset=offset)
+    """The `count` best passages of `content` for `query` from `offset` on, within `scan_end`. CPU-bound
+    (~0.4 ms per 1,000 characters): callers off the event loop run it in a thread."""
+    options = rank_options(settings)
+    end = scan_end(content, offset, settings)
+    seg = segment(content, markdown=markdown, max_chars=options.max_sentence_chars, start=offset, end=end)
+    seg.units = [u for u in seg.units if u.end <= end]  # a block running past the scanned part is left out
+    windows = best_passages(content, query, count, markdown=markdown, options=options, offset=offset, segmented=seg)
     return [Passage(text=content[w.start:w.end], start=w.start, end=w.end, score=round(w.score, 3),
                     heading_path=list(w.section)) for w in windows]
 
@@ -113,6 +134,12 @@ def _omitted_passages(left_out: list[Passage], budgeted: bool) -> Omitted:
                         + ("; or raise max_tokens" if budgeted else "; or raise max_chars")))
 
 
+def _longest_omitted(candidates: list[Passage], budgeted: bool) -> Omitted:
+    """The longest line saying what was left out that any passages of `candidates` could need: it names the
+    starts of the first five left out, so the five largest starts (the most digits), and the ellipsis."""
+    return _omitted_passages(sorted(candidates, key=lambda p: p.start, reverse=True), budgeted)
+
+
 def omitted_tokens(omitted: Omitted) -> int:
     """Tokens of the line saying what was left out (render's `_omitted_line`)."""
     return estimate_tokens(omitted.how) + 25
@@ -120,9 +147,13 @@ def omitted_tokens(omitted: Omitted) -> int:
 
 def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: Settings, *, markdown: bool,
                 max_chars: int | None) -> FetchResponse:
-    """`response` (one slice of `content`) made into passages for `focus.query`, or cut to the budget."""
+    """`response` (one slice of `content`) made into passages for `focus.query`, or cut to the budget.
+    CPU-bound on a long page: the reader runs it in a thread, as it runs extraction."""
     if focus.query is None:
         return _cut_slice(response, content, focus.max_tokens or 0)
+    warning = scan_warning(content, response.offset, settings)
+    if warning is not None:
+        response = response.model_copy(update={"warnings": [*response.warnings, warning]})
     candidates = passages_of(content, focus.query, focus.count or settings.passages_max, settings, markdown=markdown,
                              offset=response.offset)
     if max_chars is None and focus.count is None:
@@ -147,9 +178,8 @@ def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: S
     room = focus.max_tokens - frame if budgeted else float("inf")
     kept, left_out, tokens = pack(room)
     omitted = _omitted_passages(left_out, budgeted) if left_out else None
-    if omitted is not None and budgeted:  # the line saying what was left out must fit too
-        worst = _omitted_passages(candidates, budgeted)
-        kept, left_out, tokens = pack(room - omitted_tokens(worst))
+    if omitted is not None and budgeted:  # the line saying what was left out must fit too, whichever are left out
+        kept, left_out, tokens = pack(room - omitted_tokens(_longest_omitted(candidates, budgeted)))
         omitted = _omitted_passages(left_out, budgeted) if left_out else None
     spent = frame + tokens + (omitted_tokens(omitted) if omitted is not None else 0)
     update = {"query": focus.query, "passages": kept, "content": "", "next_offset": None, "truncated": False,
@@ -168,10 +198,8 @@ def _cut_slice(response: FetchResponse, content: str, max_tokens: int) -> FetchR
     if fitting >= len(piece):
         return response.model_copy(update={"tokens": page_frame_tokens(response) + estimate_tokens(piece)
                                            + (omitted_line if response.truncated else 0)})
+    # fitting < len(piece) <= what is left of the text: the shorter slice never reaches the end
     piece, next_offset = slice_text(content, response.offset, fitting) if fitting > 0 else ("", response.offset)
-    if len(piece) > fitting:  # the slice ran to the end of the text but the budget did not
-        piece, next_offset = piece[:fitting], response.offset + fitting
-    next_offset = response.offset + len(piece) if next_offset is None else next_offset
     omitted = Omitted(chars=len(content) - (response.offset + len(piece)), next_offset=next_offset,
                       how=f"read on with offset={next_offset}, or raise max_tokens")
     return response.model_copy(update={"content": piece, "next_offset": next_offset, "truncated": True,

@@ -365,7 +365,9 @@ def _grown(window: Window, taken: list[bool], features: Features, options: RankO
 
 
 def best_passages(text: str, query: str, count: int | None = None, *, markdown: bool = True,
-                  options: RankOptions = RankOptions(), offset: int = 0) -> list[Window]:
-    """The `count` best non-overlapping passages of `text` for `query`, best first."""
-    windows, features = _ranked(text, query, markdown, options, None, offset)
+                  options: RankOptions = RankOptions(), offset: int = 0,
+                  segmented: Segmented | None = None) -> list[Window]:
+    """The `count` best non-overlapping passages of `text` for `query`, best first. `segmented`: the
+    units to choose from, when the caller has cut them (a part of a long page)."""
+    windows, features = _ranked(text, query, markdown, options, segmented, offset)
     return pick(windows, count, features, options)

@@ -13,7 +13,9 @@ import re
 
 from plugin.pipeline.sanitize import clean_document
 
-_FENCE = re.compile(r"^(```+|~~~+)", re.M)
+# A code fence as CommonMark (and plugin.reading.sentences) has it: up to three spaces, then three or more
+# backticks or tildes; it is closed by a fence of the same character at least as long.
+_FENCE = re.compile(r"^ {0,3}(```+|~~~+)", re.M)
 # ![alt](target "title") and a bare ![alt]; a link around an image ([![alt](img)](target)) loses both.
 _IMAGE = re.compile(r"!\[[^\]\n]*\](?:\([^)\n]*\))?")
 # [words](target "title") -> words; Firecrawl escapes line breaks inside link text as "\\\n".
@@ -31,7 +33,7 @@ def _tidy_prose(text: str) -> str:
         previous = text
         text = _LINK.sub(lambda m: _LINE_BREAK_ESCAPE.sub(" ", m.group(1)), text)
     text = _EMPTY_BRACKETS.sub("", text)
-    return _TRAILING_SPACE.sub("\n", text)
+    return _BLANK_RUN.sub("\n\n", _TRAILING_SPACE.sub("\n", text))
 
 
 def tidy_sent_text(text: str) -> str:
@@ -45,12 +47,12 @@ def tidy_sent_text(text: str) -> str:
         marker = found.group(1)
         if not inside:
             parts.append(_tidy_prose(text[position:found.start()]))
-            position, inside, fence = found.start(), True, marker[0] * 3
-        elif marker.startswith(fence):
+            position, inside, fence = found.start(), True, marker
+        elif marker[0] == fence[0] and len(marker) >= len(fence):
             end = text.find("\n", found.end())
             end = len(text) if end < 0 else end + 1
             parts.append(text[position:end])
             position, inside = end, False
     rest = text[position:]
     parts.append(rest if inside else _tidy_prose(rest))
-    return clean_document(_BLANK_RUN.sub("\n\n", "".join(parts)).strip())
+    return clean_document("".join(parts).strip())

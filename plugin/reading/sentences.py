@@ -12,8 +12,10 @@ line of running text is cut into sentences:
   after the Devanagari, Arabic, Armenian, Ethiopic, Khmer and Myanmar sentence marks;
 - at a space between two Thai (or Lao) characters: Thai writes no full stop, a space ends a sentence
   or clause.
-A sentence longer than `max_chars` (a run-on list without punctuation) is cut at its last `;`, `,`,
-`、`, `，` or space before the limit, so no unit outgrows a passage; code blocks and data tables are never cut.
+A sentence longer than `max_chars` (a run-on list without punctuation) is cut after its last `;` or `,`
+followed by a space, `、`, `，` or `；`, else at its last space, before the limit, so no unit outgrows a
+passage; code blocks and data tables are never cut. `US.` and `EU.` end a sentence (`U.S.` does not: a
+dotted abbreviation), as `us.` does (`He told us. Then …`).
 Pure: no I/O, no settings; `plugin.reading.passages` builds windows of these units.
 """
 
@@ -35,15 +37,16 @@ _CELL = re.compile(r"(?:\\\||[^|])+")  # a table cell's text: up to a bar that i
 # Latin-script sentence ends: terminator, closing quotes/brackets, whitespace.
 _LATIN_END = re.compile(r"[.!?…‼⁇⁈⁉]+[\"'”’»)\]]*(?=\s)")
 # Marks that end a sentence with no space after them (CJK) or in scripts with their own full stop.
-_OWN_END = re.compile(r"[。！？．｡!?]?[。！？．｡।॥؟۔։።។៕။][」』）】〕》\"”’)]*|[。！？．｡][!?]?[」』）】〕》\"”’)]*")
+_OWN_END = re.compile(r"[。！？．｡][!?][」』）】〕》\"”’)]*|[。！？．｡!?]?[。！？．｡।॥؟۔։።។៕။][」』）】〕》\"”’)]*")
 _THAI = "\u0e00-\u0e7f\u0e80-\u0eff"
 _THAI_SPACE = re.compile(rf"(?<=[{_THAI}])[ \u00a0]+(?=[{_THAI}])")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[\"'”’»)\]]*$")
-_CLAUSE_BREAK = re.compile(r"[;,、，；]\s*|\s+")
+# A clause ends after `;` or `,` and a space (not inside `1,000`), or after the CJK marks (no space follows).
+_CLAUSE_BREAK = re.compile(r"[;,](?=\s)\s*|[、，；]\s*|\s+")
 ABBREVIATIONS = frozenset("""
 mr mrs ms dr prof sr jr st mt ft vs etc eg ie cf al approx dept est inc ltd co corp no nos vol vols fig figs
 pp ed eds rev gen col lt sgt capt cmdr gov sen rep jan feb mar apr jun jul aug sep sept oct nov dec
-u.s us u.k uk e.g i.e a.m p.m am pm ca op ph bzw usw ggf z.b zb ca nr sog vgl dh d.h hr fr frau
+u.s u.k e.g i.e a.m p.m am pm ca op ph bzw usw ggf z.b zb ca nr sog vgl dh d.h hr fr frau
 sig sra sres dra pag pág art núm
 """.split())
 
@@ -63,21 +66,27 @@ class Segmented:
     sections: list[tuple[str, ...]]  # heading paths; sections[0] is () (before any heading)
 
 
-def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmented:
+def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: int = 0,
+            end: int | None = None) -> Segmented:
     """`text` as units in order. `markdown`: the text is our Markdown (fences, `#` headings, `|` tables);
-    plain text has none of these, and a run of lines holding ` | ` is taken for a table."""
+    plain text has none of these, and a run of lines holding ` | ` is taken for a table. `start`, `end`:
+    only the units that overlap `text[start:end]` (a block is still made whole); the lines before `start`
+    are read only for their headings and code fences (so heading paths and blocks are right), the lines
+    from `end` on not at all: a part of a long page costs what its own lines cost to cut into sentences."""
     units: list[Unit] = []
     sections: list[tuple[str, ...]] = [()]
     path: list[tuple[int, str]] = []  # (level, heading text)
     section = 0
     lines = _lines(text)
+    stop = len(text) if end is None else end
     i = 0
-    while i < len(lines):
-        start, end = lines[i]
-        line = text[start:end]
+    while i < len(lines) and lines[i][0] < stop:
+        line_start, line_end = lines[i]
+        line = text[line_start:line_end]
         if not line.strip():
             i += 1
             continue
+        first = line_start + len(line) - len(line.lstrip())  # a unit starts at its first character, not its indent
         fence = _FENCE.match(line) if markdown else None
         if fence:  # a fenced code block, through its closing fence (or the end of the text)
             marker = fence.group(1)
@@ -85,7 +94,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
             while j < len(lines) and not text[lines[j][0]:lines[j][1]].lstrip(" ").startswith(marker[0] * len(marker)):
                 j += 1
             j = min(j, len(lines) - 1)
-            units.append(Unit(start, _rstrip(text, start, lines[j][1]), CODE, section))
+            units.append(Unit(first, _rstrip(text, first, lines[j][1]), CODE, section))
             i = j + 1
             continue
         if _is_table_row(line, markdown):
@@ -96,6 +105,8 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
                 # A row longer than a passage is running text laid out in a table (a page whose whole
                 # article sits in one cell), not data: its rows are cut into sentences like paragraphs.
                 for row_start, row_end in lines[i:j + 1]:
+                    if row_end <= start:
+                        continue  # before the part asked for: no unit of it is wanted
                     for cell in _CELL.finditer(text, row_start, row_end):  # each cell's text, bars left out
                         s, e = cell.span()
                         s, e = s + len(cell[0]) - len(cell[0].lstrip()), e - (len(cell[0]) - len(cell[0].rstrip()))
@@ -105,7 +116,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
                 i = j + 1
                 continue
             if j > i or markdown:
-                units.append(Unit(start, _rstrip(text, start, lines[j][1]), TABLE, section))
+                units.append(Unit(first, _rstrip(text, first, lines[j][1]), TABLE, section))
                 i = j + 1
                 continue
         heading = _HEADING.match(line) if markdown else None
@@ -116,20 +127,21 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600) -> Segmen
             path.append((level, heading.group(2)))
             sections.append(tuple(words for _, words in path))
             section = len(sections) - 1
-            units.append(Unit(start, _rstrip(text, start, end), HEADING, section))
+            units.append(Unit(first, _rstrip(text, first, line_end), HEADING, section))
             i += 1
             continue
         item = _ITEM.match(line)
         kind = ITEM if item else SENTENCE
         while i + 1 < len(lines) and _wraps(line, text[lines[i + 1][0]:lines[i + 1][1]], markdown):
             i += 1  # a sentence wrapped onto the next line (PDF text, a <br> inside a sentence)
-            end = lines[i][1]
-            line = text[lines[i][0]:end]
-        for s, e in split_sentences(text, start + (len(text[start:end]) - len(text[start:end].lstrip())), end,
-                                    max_chars):
-            units.append(Unit(s, e, kind, section))
-            kind = SENTENCE  # the item's marker belongs to its first sentence
+            line_end = lines[i][1]
+            line = text[lines[i][0]:line_end]
+        if line_end > start:  # (the lines before the part asked for are not cut into sentences)
+            for s, e in split_sentences(text, first, line_end, max_chars):
+                units.append(Unit(s, e, kind, section))
+                kind = SENTENCE  # the item's marker belongs to its first sentence
         i += 1
+    units = [u for u in units if u.end > start and u.start < stop]
     return Segmented(text=text, units=units, sections=sections)
 
 

@@ -1,21 +1,33 @@
 """Does a quote occur in a page? `verify(url, quote)`: found or not, where, and the sentence around it.
 
 A model that cites a page can check each quote against the page's own text. The page comes from the
-page cache when it was read (fetch, or search with read=N), so a check costs no request. The quote
-matches when it occurs in the text once both are folded alike (`fold_with_map`):
-- whitespace is left out (line breaks, runs of spaces, a missing space: `well known`, `well\\nknown`);
-- hyphens and dashes are left out (`e-mail`, `email`; a word hyphenated at a line end);
-- quote marks and apostrophes are left out (`"`, `“”`, `„“`, `«»`, `'`, `’`);
-- Markdown marks are left out (`*`, `_`, backticks, `~`, `#`, `>`, `|`), so a quote matches the Markdown
-  text whether or not it kept `**bold**`;
-- case and width are folded (NFKC, case folding); accents and every other letter, digit and mark count.
-A match must start and end at word boundaries of the page (a quote `cat` does not match inside
-`concatenate`), except in scripts written without spaces (CJK, Thai).
-Pure matching here (`find_quote`); `verify` reads the page through the shared reader.
+page cache when it was read (fetch, or search with read=N), so a check costs no request. Quotes are
+compared word by word: the quote's words must be the page's words, and where the quote has a word
+boundary the page has one, and where it has none the page has none (`the rapist` is not in `therapist`,
+`the drug can` is not in `the drug can't`). What folds (`fold_for_matching`):
+- the kind and amount of whitespace between two words (a space, a line break, a run of spaces);
+- hyphens and dashes: a dash between two words stands for a space or for nothing (`e-mail`, `email`,
+  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), so a word the page hyphenates at a line end (`thera-`,
+  a line break, `pist`) matches written whole;
+- whitespace next to punctuation (`Dr. Ada`, `Dr.Ada`); punctuation itself counts (`1,000` is not `1000`);
+- quote marks and apostrophes are left out, and an apostrophe between letters is inside its word
+  (`can't` is one word: `cant`);
+- Markdown marks are left out (`*`, `_`, backticks, `~`, `#`, `>`, `|`) and split no word, so a quote
+  matches the Markdown text whether or not it kept `**bold**` (`re**ad**able` is `readable`);
+- Unicode normal form, width and compatibility forms (NFKC, text in NFD matches text in NFC), and case
+  (case folding); accents and every other letter, digit and mark count.
+A match must start and end at word boundaries of the page (`cat` is not in `concatenate`), never inside
+a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page);
+in scripts written without spaces (CJK, Thai) any character is a boundary and spaces between their
+characters do not count.
+Pure matching here (`find_quote`); `verify` reads the page through the shared reader, and runs the
+matching off the event loop (a page may hold a million characters).
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -26,9 +38,13 @@ from plugin.models import VerifyResponse
 from plugin.reading.sentences import HEADING, segment
 from plugin.settings import Settings
 
-_SKIPPED_MARKS = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|\u00ad")
+# Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
+_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|")
 _SPACELESS = ((0x0E00, 0x0EFF), (0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x3400, 0x4DBF),
               (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+# What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
+# boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word).
+SPACE, DASH, NONE = " ", "-", "."
 MAX_QUOTE_CHARS = 5000
 
 
@@ -39,68 +55,194 @@ class QuoteMatch:
     occurrences: int
 
 
-def _skipped(ch: str) -> bool:
-    return ch.isspace() or ch in _SKIPPED_MARKS or unicodedata.category(ch) == "Pd"
+@dataclass(frozen=True)
+class Folded:
+    """A text folded for matching: `chars`, the folded characters; `gaps[k]`, what lies between characters
+    k - 1 and k when both are letters or digits of a spaced script (SPACE: whitespace, DASH: a dash or
+    hyphen, NONE: nothing: they are one word), else NONE; `starts[k]:ends[k]`, the characters of the text
+    folded character k came from (one character with its combining marks); `whole[k]`: k is the first
+    (bit 1) and the last (bit 2) of what they folded to (a ligature folds to two, neither whole alone)."""
+
+    chars: str
+    gaps: str
+    starts: list[int]
+    ends: list[int]
+    whole: list[int]
+
+    @property
+    def text(self) -> str:
+        """The folded text with its word boundaries written in (a space or a dash), for reading."""
+        return "".join(g + c if g != NONE else c for g, c in zip(self.gaps, self.chars))
 
 
-def fold_with_map(text: str) -> tuple[str, list[int]]:
-    """`text` folded for matching, and for each folded character the offset of the character it came from."""
-    out: list[str] = []
-    where: list[int] = []
-    for index, ch in enumerate(text):
-        if _skipped(ch):
-            continue
-        folded = unicodedata.normalize("NFKC", ch).casefold() if not ch.isascii() else ch.lower()
-        for piece in folded:
-            if not _skipped(piece):
-                out.append(piece)
-                where.append(index)
-    return "".join(out), where
+
+def _kind(ch: str) -> str:
+    """word, space, dash, skip (transparent) or other (punctuation and symbols, which count as written)."""
+    if ch.isspace():
+        return "space"
+    if ch in _TRANSPARENT:
+        return "skip"
+    category = unicodedata.category(ch)
+    if category == "Pd" or ch == "\u00ad":  # a soft hyphen marks where a word was hyphenated
+        return "dash"
+    if category[0] in "LNM":
+        return "word"
+    if category[0] == "C":  # format and control characters (a zero-width joiner, a BOM): invisible
+        return "skip"
+    return "other"
+
+
+def _joins(ch: str) -> bool:
+    """`ch` belongs to the character before it: a combining mark, or a Hangul vowel or final jamo (NFD
+    Korean), so a character in NFD folds as it does in NFC."""
+    code = ord(ch)
+    return unicodedata.category(ch)[0] == "M" or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF
+
+
+_SPACELESS_CHAR = re.compile("[" + "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in _SPACELESS) + "]")
 
 
 def _spaceless(ch: str) -> bool:
-    code = ord(ch)
-    return any(low <= code <= high for low, high in _SPACELESS)
+    return _SPACELESS_CHAR.match(ch) is not None
 
 
-def _inside_word(a: str, b: str) -> bool:
-    return a.isalnum() and b.isalnum() and not (_spaceless(a) or _spaceless(b))
+def _wordlike(ch: str) -> bool:
+    """A letter, digit or mark of a script written with spaces between words."""
+    if ch.isascii():
+        return ch.isalnum()
+    return _kind(ch) == "word" and not _spaceless(ch)
 
 
-def find_quote(text: str, quote: str, folded_text: tuple[str, list[int]] | None = None) -> QuoteMatch | None:
-    """The first occurrence of `quote` in `text` as the module's docstring says, with the count of all.
-    `folded_text`: `fold_with_map(text)` when the caller has it (many quotes against one page)."""
-    folded_quote, _ = fold_with_map(quote)
-    if not folded_quote:
+# Runs that fold character for character are taken whole (most of a page): letters and digits, whitespace;
+# anything else goes one character (with its combining marks) at a time.
+_RUN = re.compile(r"(\s+)|([^\W_]+)|.", re.S)
+_JAMO = re.compile(r"[\u1100-\u11ff\ud7b0-\ud7ff]")
+
+
+def fold_for_matching(text: str) -> Folded:
+    """`text` folded as the module's docstring says, with where each folded character came from."""
+    chars: list[str] = []
+    gaps: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    whole: list[int] = []
+    gap = NONE  # what lies between the last character written and the next
+    last_wordlike = False
+    length = len(text)
+    index = 0  # where the text not yet folded starts
+    for found in _RUN.finditer(text):
+        if found.start() < index:
+            continue  # a combining mark already folded with the character before it
+        index = found.start()
+        if found.group(1):
+            gap = SPACE if gap == NONE else gap  # whitespace after a dash (a line-end hyphen) keeps the dash
+            index = found.end()
+            continue
+        if found.group(2):
+            end = found.end()
+            if end < length and _joins(text[end]):
+                end -= 1  # the last letter takes the marks after it: folded below, with them
+            run = text[index:end]
+            folded = run.lower() if run.isascii() else None
+            if folded is None and run and unicodedata.is_normalized("NFKC", run) and not _JAMO.search(run):
+                folded = run.casefold()
+                folded = folded if len(folded) == len(run) and unicodedata.is_normalized("NFKC", folded) else None
+            if folded:  # one folded character per character
+                gaps.append((gap if last_wordlike and _wordlike(folded[0]) else NONE) + NONE * (len(folded) - 1))
+                chars.append(folded)
+                starts.extend(range(index, end))
+                ends.extend(range(index + 1, end + 1))
+                whole.extend([3] * len(folded))
+                gap, last_wordlike, index = NONE, _wordlike(folded[-1]), end
+        while index < found.end():  # one character with its combining marks at a time
+            end = index + 1
+            while end < length and _joins(text[end]):
+                end += 1
+            if text[index] in _TRANSPARENT:  # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"
+                index = end
+                continue
+            kept = [(ch, _kind(ch)) for ch in unicodedata.normalize("NFKC", text[index:end]).casefold()]
+            count = sum(1 for _, kind in kept if kind in ("word", "other"))
+            written = 0
+            for ch, kind in kept:
+                if kind == "space":  # what a spacing accent folds to (`¨` to " ̈"), as its NFKC form would
+                    gap = SPACE if gap == NONE else gap
+                elif kind == "dash":
+                    gap = SPACE if gap == SPACE else DASH  # a dash after whitespace (`a - b`) is a plain boundary
+                elif kind != "skip":
+                    wordlike = kind == "word" and not _spaceless(ch)
+                    gaps.append(gap if last_wordlike and wordlike else NONE)
+                    chars.append(ch)
+                    starts.append(index)
+                    ends.append(end)
+                    whole.append((1 if written == 0 else 0) | (2 if written == count - 1 else 0))
+                    written += 1
+                    gap, last_wordlike = NONE, wordlike
+            index = end
+    return Folded("".join(chars), "".join(gaps), starts, ends, whole)
+
+
+def _same_boundaries(quote: str, page: str) -> bool:
+    """The quote's gaps (`quote`) fit the page's (`page`, as long): where the quote has a space the page has
+    a space or a dash, where it has none the page has none or a dash; a dash in the quote fits anything."""
+    if quote == page:
+        return True
+    for q, p in zip(quote, page):
+        if q != p and p != DASH and q != DASH:
+            return False
+    return True
+
+
+def _inside_word(page: Folded, k: int) -> bool:
+    """Folded characters k - 1 and k are letters of one word (no boundary between them)."""
+    chars = page.chars
+    return 0 < k < len(chars) and page.gaps[k] == NONE and _wordlike(chars[k - 1]) and _wordlike(chars[k])
+
+
+def find_quote(text: str, quote: str, folded_text: Folded | None = None) -> QuoteMatch | None:
+    """The first occurrence of `quote` in `text` as the module's docstring says, with the count of all
+    (overlapping ones included). `folded_text`: `fold_for_matching(text)` when the caller has it (many
+    quotes against one page)."""
+    wanted = fold_for_matching(quote)
+    if not wanted.chars:
         return None
-    folded, where = folded_text or fold_with_map(text)
+    page = folded_text or fold_for_matching(text)
+    size = len(wanted.chars)
     first: QuoteMatch | None = None
     count = 0
-    position = folded.find(folded_quote)
-    while position >= 0:
-        start = where[position]
-        end = where[position + len(folded_quote) - 1] + 1
-        before_ok = start == 0 or not _inside_word(text[start - 1], text[start])
-        after_ok = end >= len(text) or not _inside_word(text[end - 1], text[end])
-        if before_ok and after_ok:
+    s = page.chars.find(wanted.chars)
+    while s >= 0:
+        e = s + size
+        if (_same_boundaries(wanted.gaps[1:], page.gaps[s + 1:e]) and page.whole[s] & 1 and page.whole[e - 1] & 2
+                and not _inside_word(page, s) and not _inside_word(page, e)):
             count += 1
             if first is None:
-                first = QuoteMatch(start, end, 0)
-        position = folded.find(folded_quote, position + 1)
+                first = QuoteMatch(page.starts[s], page.ends[e - 1], 0)
+        s = page.chars.find(wanted.chars, s + 1)
     return QuoteMatch(first.start, first.end, count) if first else None
 
 
 def sentence_around(text: str, start: int, end: int, *, markdown: bool) -> tuple[int, int]:
-    """The span of the sentences (or item, code block, table) the match [start, end) lies in."""
-    units = [u for u in segment(text, markdown=markdown).units if u.kind != HEADING or (u.start <= start < u.end)]
-    inside = [u for u in units if u.end > start and u.start < end]
-    if not inside:
+    """The span of the sentences (or item, code block, table) the match [start, end) lies in; a heading
+    only when the match starts in it. Only the lines of the match are cut into sentences."""
+    units = [u for u in segment(text, markdown=markdown, start=start, end=end).units
+             if u.kind != HEADING or u.start <= start < u.end]
+    if not units:
         return start, end
-    return min(start, inside[0].start), max(end, inside[-1].end)
+    return min(start, units[0].start), max(end, units[-1].end)
+
+
+def locate(text: str, quote: str, *, markdown: bool) -> tuple[QuoteMatch | None, tuple[int, int]]:
+    """`find_quote` and the sentence around the match ((0, 0) when not found): CPU work on a long page,
+    which `verify` runs in a thread."""
+    found = find_quote(text, quote)
+    if found is None:
+        return None, (0, 0)
+    return found, sentence_around(text, found.start, found.end, markdown=markdown)
 
 
 def check_quote(quote: object) -> str:
-    if not isinstance(quote, str) or not fold_with_map(quote)[0]:
+    if not isinstance(quote, str) or not fold_for_matching(quote).chars:
         raise FetchError(INVALID_PARAMETER, "quote must be text with at least one letter or digit",
                          parameter="quote")
     if len(quote) > MAX_QUOTE_CHARS:
@@ -121,13 +263,13 @@ async def verify_with(reader, url: object, quote: object, *, format: object = "m
     document, cached = await reader.document(target.url, markdown=fmt == "markdown", ignore_robots=ignore_robots,
                                              deadline=reader.deadline())
     text = document.content
-    found = find_quote(text, checked)
+    # Folding a page of a million characters takes a second: off the event loop, like extraction.
+    found, (s, e) = await asyncio.to_thread(locate, text, checked, markdown=fmt == "markdown")
     common = dict(url=target.url, final_url=document.final_url, quote=checked, format=fmt, cached=cached,
                   warnings=list(document.warnings), rendered=document.rendered,
                   may_require_js=document.may_require_js)
     if found is None:
         return VerifyResponse(found=False, elapsed_ms=int((time.perf_counter() - started) * 1000), **common)
-    s, e = sentence_around(text, found.start, found.end, markdown=fmt == "markdown")
     return VerifyResponse(found=True, start=found.start, end=found.end, text=text[found.start:found.end],
                           sentence=text[s:e], sentence_start=s, sentence_end=e, occurrences=found.occurrences,
                           elapsed_ms=int((time.perf_counter() - started) * 1000), **common)

@@ -1,0 +1,246 @@
+"""Terms and passage ranking (plugin.reading.terms, plugin.reading.passages), pinned by the properties they
+promise rather than by scores (the weights are tuned by cross-validation and change): folding and prefixes,
+CJK and Thai bigrams to the last one, function words out of a question unless nothing else is left; windows
+made of whole units within one section, best first, never overlapping; the lead prior favouring earlier
+windows; context from neighbouring sentences that never crosses a heading; what a question asks for."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+
+from plugin.reading.passages import RankOptions, Window, answer_kind, best_passages, fits, pick, rank_windows
+from plugin.reading.sentences import HEADING, segment
+from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms
+
+
+# Generation is timed by Hypothesis's health checks; on a shared, loaded machine it can be slow without
+# anything being wrong.
+SLOW_ON_A_LOADED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+
+
+def examples(count: int) -> hypothesis_settings:
+    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None,
+                               suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
+
+
+# ----- terms -----
+def test_a_word_is_folded_for_width_case_and_latin_greek_cyrillic_accents_only():
+    assert fold("ＰＹＴＨＯＮ") == "python" and fold("Café") == "cafe" and fold("ÉLAN") == "elan"
+    assert fold("Ἀθῆναι") == "αθηναι" and fold("Ёлка") == "елка"
+    assert fold("Straße") == "strasse"
+    assert fold("東京") == "東京" and fold("ภาษา") == "ภาษา"  # Thai vowel marks stay: they spell the word
+
+
+def test_words_are_cut_to_their_prefix_except_numbers():
+    assert terms("Elections electoral election", prefix=5) == ["elect", "elect", "elect"]
+    assert terms("Elections", prefix=0) == ["elections"]
+    assert terms("cat cats", prefix=4) == ["cat", "cats"]
+    assert terms("12345678 2024", prefix=4) == ["12345678", "2024"]
+    assert terms("snake_case and-dash", prefix=0) == ["snake", "case", "and", "dash"]
+
+
+def test_cjk_and_thai_runs_become_bigrams_to_the_last_one():
+    assert terms("東京タワー") == ["東京", "京タ", "タワ", "ワー"]
+    assert terms("東") == ["東"]  # a lone character stays
+    assert terms("東京abc") == ["東京", "abc"] and terms("abc東京def") == ["abc", "東京", "def"]
+    assert terms("xyzlongword東京", prefix=4) == ["xyzl", "東京"]  # letters glued to a run are cut to the prefix
+    assert terms("東京longerword", prefix=4) == ["東京", "long"]
+    assert terms("東京x") == ["東京", "x"] and terms("x東京") == ["x", "東京"]  # one letter on either side counts
+    assert terms("ภาษาไทย") == ["ภา", "าษ", "ษา", "าไ", "ไท", "ทย"]
+    assert terms("서울시") == ["서울", "울시"]
+
+
+def test_the_last_cjk_bigram_of_a_question_counts_in_ranking():
+    text = "東京に行く。タワーは高い。"
+    top = best_passages(text, "東京タワー", 1, options=RankOptions(lead=0, window_chars=5))
+    assert text[top[0].start:top[0].end] == "タワーは高い。"  # タワ, ワー against 東京 alone: the later wins
+
+
+def test_function_words_leave_a_question_unless_nothing_else_is_left():
+    assert content_terms("What is the capital of France?", prefix=0) == ["capital", "france"]
+    assert content_terms("the capital of France France", prefix=5) == ["capit", "franc"]  # distinct, in order
+    assert content_terms("What is the", prefix=0) == ["what", "is", "the"]
+    assert content_terms("Who is it?", prefix=0) == ["who", "is", "it"]
+    assert content_terms("Wer ist es? Qui est-ce?", prefix=0) == ["wer", "ist", "es", "qui", "est", "ce"]
+    assert content_terms("Wer ist Ada?", prefix=0) == ["ada"]
+    assert {"what", "der", "quién", "когда", "siapa"} <= FUNCTION_WORDS
+    text = "Nobody knows. Who is it, then? It rained."
+    top = best_passages(text, "who is it", 1, options=RankOptions(lead=0, window_chars=10))
+    assert text[top[0].start:top[0].end] == "Who is it, then?"
+
+
+# ----- windows -----
+PAGE = """# Guide
+
+The scheduler moves tasks. It keeps cores busy. Nothing else here.
+
+## Other
+
+Plain words only. More plain words.
+
+## Scheduler notes
+
+The scheduler steals tasks between threads when a core runs dry.
+"""
+
+
+def test_windows_are_whole_units_within_one_section_and_skip_headings():
+    seg = segment(PAGE)
+    starts = {u.start: u for u in seg.units if u.kind != HEADING}
+    ends = {u.end: u for u in seg.units if u.kind != HEADING}
+    windows = rank_windows(PAGE, "scheduler tasks threads", options=RankOptions(window_chars=60))
+    assert len(windows) == len(starts)  # one window from every unit that is not a heading
+    for window in windows:
+        assert window.start in starts and window.end in ends
+        assert starts[window.start].section == ends[window.end].section
+        assert window.section == seg.sections[starts[window.start].section]
+    scores = [(w.score, -w.start) for w in windows]
+    assert scores == sorted(scores, reverse=True)  # best first, the earlier of equals first
+
+
+def test_a_window_grows_by_whole_units_while_it_stays_within_window_chars():
+    text = "Aa aa. Bb bb. Cc cc. Dd dd."
+    spans = {(w.start, w.end) for w in rank_windows(text, "aa", options=RankOptions(window_chars=13))}
+    assert spans == {(0, 13), (7, 20), (14, 27), (21, 27)}
+    single = {(w.start, w.end) for w in rank_windows(text, "aa", options=RankOptions(window_chars=3))}
+    assert single == {(0, 6), (7, 13), (14, 20), (21, 27)}  # one unit always fits
+
+
+def test_windows_start_at_or_after_the_offset_and_an_empty_text_has_none():
+    offset = PAGE.index("Plain words")
+    assert all(w.start >= offset for w in rank_windows(PAGE, "scheduler", offset=offset))
+    assert rank_windows("", "anything") == [] and rank_windows("# Only a heading", "heading") == []
+    assert best_passages(PAGE, "scheduler", 2) == pick(rank_windows(PAGE, "scheduler"), 2)
+
+
+def test_pick_chooses_the_best_windows_that_do_not_overlap():
+    windows = [Window(0, 10, 5.0, ()), Window(5, 15, 4.0, ()), Window(10, 20, 3.0, ()), Window(20, 30, 2.0, ()),
+               Window(9, 11, 1.0, ())]
+    assert pick(windows) == [windows[0], windows[2], windows[3]]
+    assert pick(windows, 2) == [windows[0], windows[2]]
+    assert pick(windows, 0) == [] and pick([], 3) == []
+    assert pick([Window(0, 10, 1.0, ()), Window(10, 20, 0.5, ())], 5) == [Window(0, 10, 1.0, ()),
+                                                                          Window(10, 20, 0.5, ())]  # touching is fine
+    assert pick([Window(10, 20, 1.0, ()), Window(0, 10, 0.5, ())]) == [Window(10, 20, 1.0, ()),
+                                                                       Window(0, 10, 0.5, ())]  # either way round
+
+
+# ----- what scores -----
+def scores(text: str, query: str, **options) -> dict[str, float]:
+    return {text[w.start:w.end]: w.score for w in rank_windows(text, query, options=RankOptions(**options))}
+
+
+def test_the_lead_prior_favours_earlier_windows_and_only_by_its_weight():
+    text = "Same words here. " * 6
+    without = rank_windows(text, "unrelated", options=RankOptions(lead=0, window_chars=10))
+    with_lead = rank_windows(text, "unrelated", options=RankOptions(lead=0.3, window_chars=10))
+    assert {w.score for w in without} == {0.0}
+    assert [w.start for w in without] == sorted(w.start for w in without)  # equals: the earlier first
+    bonus = {w.start: w.score for w in with_lead}
+    ordered = [bonus[s] for s in sorted(bonus)]
+    assert ordered == sorted(ordered, reverse=True) and ordered[0] > ordered[-1] > 0
+    assert max(ordered) <= 0.3
+    assert [w.start for w in with_lead] == sorted(bonus)  # the earliest first
+
+
+def test_context_comes_from_the_neighbouring_sentences_but_never_across_a_heading():
+    joined = "Plain opening words. The volcano erupted in spring."
+    split = "# A\n\nPlain opening words.\n\n# B\n\nThe volcano erupted in spring."
+    for text, crosses in ((joined, False), (split, True)):
+        on = scores(text, "volcano erupted", context=0.6, lead=0, window_chars=5)
+        off = scores(text, "volcano erupted", context=0.0, lead=0, window_chars=5)
+        if crosses:
+            assert on["Plain opening words."] == off["Plain opening words."] == 0.0
+        else:
+            assert on["Plain opening words."] > off["Plain opening words."] == 0.0
+    before = "The volcano erupted in spring. Plain closing words."
+    assert scores(before, "volcano erupted", context=0.6, lead=0, window_chars=5)["Plain closing words."] > 0
+
+
+def test_more_of_the_question_and_the_question_together_score_higher():
+    text = "Volcano. Volcano erupted. Volcano erupted violently."
+    got = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=5)
+    assert got["Volcano erupted violently."] > got["Volcano erupted."] > got["Volcano."] > 0
+    together = "The volcano erupted today. Other words fill this. More filler is here."
+    apart = "The volcano stood still. Other words fill this. Then it erupted again."
+    a = max(scores(together, "volcano erupted", lead=0, context=0, window_chars=500).values())
+    b = max(scores(apart, "volcano erupted", lead=0, context=0, window_chars=500).values())
+    assert a > b
+
+
+def test_question_words_in_the_headings_above_a_window_count():
+    text = "# Volcano\n\nIt erupted in spring.\n\n# Other\n\nIt erupted in spring."
+    got = [(w.section, w.score) for w in rank_windows(text, "volcano erupted", options=RankOptions(lead=0))]
+    by_section = dict(got)
+    assert by_section[("Volcano",)] > by_section[("Other",)]
+    flat = {w.section: w.score for w in rank_windows(text, "volcano erupted",
+                                                     options=RankOptions(lead=0, heading_weight=0))}
+    assert flat[("Volcano",)] == flat[("Other",)]
+
+
+def test_a_window_holding_what_the_question_asks_for_gains():
+    text = "The company grew fast in those years. The company employs 4,200 people."
+    on = scores(text, "How many people does the company employ?", lead=0, context=0, window_chars=5)
+    off = scores(text, "How many people does the company employ?", lead=0, context=0, window_chars=5, answer_type=0)
+    assert on["The company employs 4,200 people."] > off["The company employs 4,200 people."]
+    assert on["The company grew fast in those years."] == off["The company grew fast in those years."]
+    both = "The company grew fast. It employs 4,200 people."  # the number in the window's second sentence
+    on = scores(both, "How many people does the company employ?", lead=0, context=0, window_chars=100)
+    off = scores(both, "How many people does the company employ?", lead=0, context=0, window_chars=100,
+                 answer_type=0)
+    assert on[both] > off[both]
+
+
+def test_proximity_counts_the_window_s_best_sentence_wherever_it_is():
+    text = "Plain words first. The volcano erupted violently."
+    on = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0.5)
+    off = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0)
+    assert on[text] > off[text]
+
+
+def test_what_a_question_asks_for_and_what_holds_it():
+    assert answer_kind("How many people live there?") == "number"
+    assert answer_kind("What percentage voted?") == "number"
+    assert answer_kind("Сколько стоит?") == "number" and answer_kind("いくらですか") == "number"
+    assert answer_kind("When did it open?") == "date" and answer_kind("In what year was it built?") == "date"
+    assert answer_kind("Who founded it?") == "name" and answer_kind("Which company bought it?") == "name"
+    assert answer_kind("Where is it?") == "name" and answer_kind("In which city is it?") == "name"
+    assert answer_kind("Why is the sky blue?") is None and answer_kind("Explain the sky") is None
+    assert fits("number", "It has 4,200 staff.") and not fits("number", "No digits here.")
+    assert not fits("number", "In 2020 it grew.", {"2020"})  # the question's own number is no answer
+    assert fits("date", "It opened in March.") and fits("date", "It opened in 1999.")
+    assert not fits("date", "It opened long ago.")
+    assert fits("name", "It was founded by Ada Lovelace.") and not fits("name", "it was founded by someone.")
+    assert not fits("name", "Met Ada Lovelace.", {"ada", "lovelace"})
+
+
+def test_rank_options_default_values_are_those_the_settings_ship():
+    from plugin.reading.evidence import rank_options
+    from plugin.settings import Settings
+
+    shipped = rank_options(Settings())
+    assert dataclasses.asdict(shipped) == dataclasses.asdict(RankOptions())
+
+
+# ----- properties -----
+_WORDS = st.sampled_from(["volcano", "erupted", "the", "in", "spring", "東京", "タワー", "ภาษา", "4,200", "Ada",
+                          "Lovelace", ". ", "\n\n", "# Head\n\n", "## Sub\n\n", "- ", "```\n", "| a | b |\n"])
+
+
+@examples(100)
+@given(words=st.lists(_WORDS, max_size=120), query=st.lists(_WORDS, min_size=1, max_size=4),
+       count=st.one_of(st.none(), st.integers(1, 8)), offset=st.integers(0, 100))
+def test_passages_of_any_page_are_whole_units_best_first_and_never_overlap(words, query, count, offset):
+    text = " ".join(words)
+    question = " ".join(query)
+    seg = segment(text)
+    starts = {u.start for u in seg.units}
+    ends = {u.end for u in seg.units}
+    found = best_passages(text, question, count, offset=offset)
+    assert count is None or len(found) <= count
+    assert [w.score for w in found] == sorted((w.score for w in found), reverse=True)
+    for k, window in enumerate(found):
+        assert window.start >= offset and window.start in starts and window.end in ends
+        assert all(window.end <= other.start or other.end <= window.start for other in found[:k])

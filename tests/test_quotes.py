@@ -1,0 +1,349 @@
+"""Quotes checked word by word (issue 28 item 4, issue 29 items 6 and 14): what `find_quote` folds, what it
+never lets through, the sentence around a match, occurrence counts; Hypothesis properties against a plain
+model of the folding; and `verify` doing its matching off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import unicodedata
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+
+from plugin.errors import FetchError
+from plugin.reading import verify as verify_module
+from plugin.reading.verify import (MAX_QUOTE_CHARS, check_quote, find_quote, fold_for_matching, locate,
+                                   sentence_around)
+
+
+# Generation is timed by Hypothesis's health checks; on a shared, loaded machine it can be slow without
+# anything being wrong.
+SLOW_ON_A_LOADED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+
+
+def examples(count: int) -> hypothesis_settings:
+    """`count` examples in CI (the `stable` profile), more in the nightly-style `explore` profile."""
+    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None,
+                               suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
+
+
+def span(text: str, quote: str) -> tuple[int, int] | None:
+    found = find_quote(text, quote)
+    return None if found is None else (found.start, found.end)
+
+
+# ----- word boundaries -----
+@pytest.mark.parametrize("page, quote", [
+    ("a therapist said so", "the rapist"),            # a boundary in the quote where the page has none
+    ("the rapist said so", "therapist"),              # and none in the quote where the page has one
+    ("the drug can't be used", "the drug can"),       # an apostrophe is inside its word
+    ("the drug can’t be used", "the drug can"),
+    ("I ﬁnd it hard", "ind it hard"),                 # never from inside a ligature
+    ("I ﬁnd it hard", "I f"),                         # nor to inside one
+    ("Die Straße", "die stra"),                       # ß folds to ss: half of it is not a match
+    ("concatenate", "cat"), ("concatenate", "conca"), ("concatenate", "tenate"),
+    ("re**ad**able", "read"),                         # Markdown marks split no word
+    ("price 1,000 dollars", "price 1000 dollars"),    # punctuation counts
+    ("foo, bar", "foo bar"),
+    ("well - known", "wellknown"),                    # a dash with a space before it is a plain boundary
+    ("snake_case", "snake case"),
+])
+def test_a_quote_whose_word_boundaries_differ_from_the_page_s_is_not_found(page, quote):
+    assert find_quote(page, quote) is None
+
+
+@pytest.mark.parametrize("page, quote, expected", [
+    ("a therapist said so", "therapist", (2, 11)),
+    ("the rapist said so", "the  RAPIST\nsaid", (0, 15)),
+    ("the drug can't be used", "the drug can't", (0, 14)),
+    ("the drug can't be used", "the drug can’t", (0, 14)),      # apostrophes fold
+    ("the drug can't be used", "the drug cant", (0, 14)),
+    ("I ﬁnd it hard", "find it hard", (2, 13)),                 # the ligature is one character of the page
+    ("I ﬁnd it hard", "I ﬁnd", (0, 5)),
+    ("Die Straße", "die strasse", (0, 10)),
+    ("re**ad**able here", "readable", (0, 12)),
+    ("see **bold claim** here", "see bold claim here", (0, 23)),
+    ("“well-known” result", "well known result", (1, 19)),      # starts at the word, not at the quote mark
+    ("“well-known” result", "wellknown result", (1, 19)),       # a dash stands for a space or for nothing
+    ("“well-known” result", "well–known", (1, 11)),
+    ("thera-\npist", "therapist", (0, 11)),                      # hyphenated at a line end
+    ("thera- pist", "therapist", (0, 11)),
+    ("thera\u00adpist", "therapist", (0, 10)),                   # a soft hyphen
+    ("well - known", "well known", (0, 12)),
+    ("Dr. Ada Byron", "dr.ada byron", (0, 13)),                  # whitespace next to punctuation folds
+    ("Dr.Ada", "Dr. Ada", (0, 6)),
+    ("ＰＹＴＨＯＮ 3", "python 3", (0, 8)),                      # width
+    ("(cat) and cat.", "cat", (1, 4)),
+    ("a cat", "cat", (2, 5)),
+    ("concat cat", "cat", (7, 10)),                              # the first occurrence at word boundaries
+    ("東京は日本の首都です。", "日本の首都", (3, 8)),            # no word boundaries in CJK
+    ("東京は日本の首都です。", "日本 の 首都", (3, 8)),          # and spaces between CJK characters do not count
+    ("使用 Python 编程", "使用Python编程", (0, 12)),
+    ("ภาษาไทยสวยงาม", "ไทยสวย", (4, 10)),
+    ("ok 👍 then", "ok 👍 then", (0, 9)),
+])
+def test_a_quote_is_found_whatever_its_whitespace_case_width_quote_marks_and_dashes(page, quote, expected):
+    assert span(page, quote) == expected
+
+
+def test_text_in_another_normal_form_matches_both_ways_with_its_marks():
+    nfc, nfd = "Le café est à côté.", unicodedata.normalize("NFD", "Le café est à côté.")
+    assert nfd != nfc
+    assert span(nfd, "café est à côté") == (3, len(nfd) - 1)  # the match ends after the combining mark
+    assert span(nfc, unicodedata.normalize("NFD", "café est à côté")) == (3, len(nfc) - 1)
+    assert span(nfd, "cafe est") is None  # the accent counts
+    korean = unicodedata.normalize("NFD", "한국어 문장")  # Hangul in NFD: conjoining jamo, not combining marks
+    assert len(korean) > 6 and span(korean, "한국어") == (0, korean.index(" "))
+    assert span("한국어 문장", unicodedata.normalize("NFD", "문장")) == (4, 6)
+    assert span(nfd, "caf") is None  # the page's word is "café", in either form
+
+
+def test_a_match_never_starts_or_ends_inside_what_one_character_folds_to():
+    assert span("a ½ cup", "1") is None and span("a ½ cup", "a ½ cup") == (0, 7)
+    assert span("a ½ cup", "a 1⁄2 cup") == (0, 7)  # its fold, whole, is the character
+    assert span("x ㎏ y", "kg") == (2, 3)
+    assert span("x ㎏ y", "k") is None and span("x ㎏ y", "g y") is None
+
+
+def test_invisible_characters_and_emphasis_are_left_out_without_a_boundary():
+    assert span("zero\u200bwidth", "zerowidth") == (0, 10)
+    assert span("I don´t know", "don't know") == (2, 12)  # a spacing accent used as an apostrophe
+    assert span("x ¨ y", "x ¨ y") == (0, 5) and span("x ¨ y", "x y") is None and span("x ¨ y", "x ¨") == (0, 3)
+    assert span("thera\u00ad\npist", "therapist") == (0, 11)  # a soft hyphen at a line end
+    assert span("`code` word", "code word") == (1, 11)
+    assert span("> quoted line", "quoted line") == (2, 13)
+
+
+def test_an_empty_fold_finds_nothing_and_is_refused_as_a_quote():
+    assert find_quote("some text", "“ ” - **") is None
+    for bad in ("", "  ", "“”", "-- *", None, 3, ["x"]):
+        with pytest.raises(FetchError) as caught:
+            check_quote(bad)
+        assert caught.value.code == "invalid_parameter" and caught.value.details["parameter"] == "quote"
+    assert check_quote("x" * MAX_QUOTE_CHARS) == "x" * MAX_QUOTE_CHARS
+    with pytest.raises(FetchError):
+        check_quote("x" * (MAX_QUOTE_CHARS + 1))
+    assert check_quote("...") == "..."  # punctuation is text that counts
+
+
+# ----- occurrences -----
+def test_occurrences_count_every_match_at_word_boundaries_overlapping_ones_included():
+    assert find_quote("aa aa aa", "aa aa").occurrences == 2
+    assert find_quote("cat cat cat", "cat").occurrences == 3
+    found = find_quote("concat cat scat cat", "cat")
+    assert (found.start, found.end, found.occurrences) == (7, 10, 2)
+    assert find_quote("the the the the", "the the the").occurrences == 2
+    assert find_quote("x", "x").occurrences == 1
+
+
+def test_folded_text_passed_in_is_the_one_searched():
+    page = "One fish, two fish."
+    folded = fold_for_matching(page)
+    assert find_quote(page, "two fish", folded) == find_quote(page, "two fish")
+    assert find_quote("unrelated words", "two fish", folded).start == 10  # offsets come from the folded text
+
+
+def test_the_folded_text_reads_as_the_words_with_their_boundaries():
+    folded = fold_for_matching("The “Well-known”  RESULT, e.g. ﬁne")
+    assert folded.text == "the well-known result,e.g.fine"
+    assert folded.chars == "thewellknownresult,e.g.fine"
+    assert folded.starts[folded.chars.index("fi")] == folded.starts[folded.chars.index("fi") + 1]
+    assert folded.whole[folded.chars.index("fi")] == 1 and folded.whole[folded.chars.index("fi") + 1] == 2
+
+
+# ----- the sentence around a match -----
+PAGE = """# Title
+
+First sentence here. The quote sits in this second sentence. A third one.
+
+## Section
+
+- an item with words
+- another item
+
+```
+code line one
+code line two
+```
+"""
+
+
+def around(quote: str, markdown: bool = True) -> str:
+    found = find_quote(PAGE, quote)
+    s, e = sentence_around(PAGE, found.start, found.end, markdown=markdown)
+    return PAGE[s:e]
+
+
+def test_the_sentence_around_a_match_is_its_sentence_item_or_block():
+    assert around("quote sits") == "The quote sits in this second sentence."
+    assert around("here. The quote") == "First sentence here. The quote sits in this second sentence."
+    assert around("an item with") == "- an item with words"
+    assert around("line one") == "```\ncode line one\ncode line two\n```"
+    assert around("Section") == "## Section"  # a heading only when the match starts in it
+    assert around("A third one. Section") == "A third one.\n\n## Section"
+    assert around("Title", markdown=False) == "# Title"
+    text = "Just one line without a stop"
+    assert sentence_around(text, 5, 8, markdown=True) == (0, len(text))
+    assert sentence_around("a\n\n\nb", 2, 3, markdown=True) == (2, 3)  # no unit there: the match itself
+
+
+def test_the_sentence_around_comes_from_the_match_s_own_lines_of_a_long_page():
+    page = "\n\n".join(f"Paragraph {i} has a sentence. It has another." for i in range(5000))
+    found = find_quote(page, "Paragraph 4321 has")
+    s, e = sentence_around(page, found.start, found.end, markdown=True)
+    assert page[s:e] == "Paragraph 4321 has a sentence."
+    match, (s2, e2) = locate(page, "paragraph 4321 HAS", markdown=True)
+    assert (match.start, match.end, s2, e2) == (found.start, found.end, s, e)
+    assert locate(page, "no such words", markdown=True) == (None, (0, 0))
+
+
+# ----- properties -----
+# A plain model of the folding for texts made of letters (NFC or NFD), digits, spaces and line breaks,
+# apostrophes and quote marks, Markdown emphasis and two punctuation marks: both sides become lists of
+# words and marks, and the quote occurs where its list is a run of the page's.
+_MODEL_TRANSPARENT = re.compile(r"['’\"“”*_`]")
+_MODEL_TOKEN = re.compile(r"[^\W_]+|[,.]")
+
+
+def model_tokens(text: str) -> list[str]:
+    return _MODEL_TOKEN.findall(_MODEL_TRANSPARENT.sub("", unicodedata.normalize("NFC", text).casefold()))
+
+
+def model_count(page: str, quote: str) -> int:
+    words, wanted = model_tokens(page), model_tokens(quote)
+    if not wanted:
+        return 0
+    return sum(words[i:i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
+
+
+_PIECES = ["a", "b", "ab", "ba", "aa", "Ab", "é", "e\u0301", "1", "10", "’", "'", "\"", "“", "*", "_", "`", ",",
+           ".", " ", " ", "\n", "  "]
+model_text = st.lists(st.sampled_from(_PIECES), max_size=14).map("".join)
+
+
+@examples(400)
+@given(page=model_text, quote=model_text)
+def test_a_quote_is_found_exactly_where_the_plain_model_finds_its_words(page, quote):
+    found = find_quote(page, quote)
+    expected = model_count(page, quote)
+    assert (found.occurrences if found else 0) == expected, (page, quote)
+    if found:  # the match as written is the quote, and it starts and ends between the page's words
+        assert model_tokens(page[found.start:found.end]) == model_tokens(quote)
+        assert model_tokens(page[:found.start]) + model_tokens(page[found.start:]) == model_tokens(page)
+        assert model_tokens(page[:found.end]) + model_tokens(page[found.end:]) == model_tokens(page)
+
+
+@examples(200)
+@given(page=model_text, data=st.data())
+def test_every_run_of_the_page_s_words_is_found(page, data):
+    tokens = model_tokens(page)
+    if not tokens:
+        return
+    i = data.draw(st.integers(0, len(tokens) - 1))
+    j = data.draw(st.integers(i + 1, len(tokens)))
+    separator = data.draw(st.sampled_from([" ", "\n", "  "]))
+    quote = ""
+    for token in tokens[i:j]:  # words joined by whitespace, punctuation as it comes
+        quote += (separator if quote and token[0].isalnum() and quote[-1].isalnum() else "") + token
+    found = find_quote(page, quote.upper() if data.draw(st.booleans()) else quote)
+    assert found is not None and found.occurrences == model_count(page, quote)
+
+
+# Any text: any script, both normal forms, ligatures, emoji, CJK and Thai. A quote made of whole
+# whitespace-separated pieces of it, its whitespace, its normal form, its ASCII case and its apostrophes
+# changed, is found, no later than where it was taken from.
+_ANY = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+_WORDS = st.lists(st.one_of(
+    st.sampled_from(["the", "rapist", "therapist", "can't", "ﬁnd", "ﬃ", "café", "cafe\u0301", "Straße", "東京",
+                     "の", "ภาษา", "ไทย", "한국어", "👍", "👩‍💻", "e-mail", "well–known", "1,000", "½", "İstanbul",
+                     "**bold**", "«quoted»", "x\u200by", "Ⅻ", "ｗｉｄｅ", "Ǆemal", "ﬀ", "ǰ", "ΣΊΣΥΦΟΣ"]),
+    _ANY.filter(lambda w: w.strip() and not any(ch.isspace() for ch in w))), min_size=1, max_size=12)
+
+
+@examples(300)
+@given(words=_WORDS, spaces=st.lists(st.sampled_from([" ", "\n", "  ", "\t", " \n "]), min_size=12, max_size=12),
+       data=st.data())
+def test_any_whole_words_of_any_text_are_found_however_they_are_written(words, spaces, data):
+    page = "".join(w + s for w, s in zip(words, spaces))
+    i = data.draw(st.integers(0, len(words) - 1))
+    j = data.draw(st.integers(i + 1, len(words)))
+    quote = " ".join(words[i:j])
+    form = data.draw(st.sampled_from(["NFC", "NFD", "NFKC", None]))
+    if form and not (form == "NFKC" and "´" in quote):  # `´` folds as an apostrophe; its NFKC form, a space
+        quote = unicodedata.normalize(form, quote)      # and a combining accent, does not
+    if data.draw(st.booleans()):
+        quote = "".join(ch.swapcase() if ch.isascii() else ch for ch in quote)
+    if data.draw(st.booleans()):
+        quote = quote.replace("'", "’")
+    if not fold_for_matching(quote).chars:
+        return
+    found = find_quote(page, quote)
+    taken_at = sum(len(w) + len(s) for w, s in zip(words[:i], spaces[:i]))
+    assert found is not None, (page, quote)
+    first_char = min(start for start in fold_for_matching(page).starts if start >= taken_at)
+    assert found.start <= first_char and found.occurrences >= 1  # there, or earlier
+    assert find_quote(page[found.start:found.end], quote) is not None
+
+
+@examples(300)
+@given(text=st.text(max_size=60), quote=st.text(max_size=12))
+def test_any_match_is_the_quote_folded_and_starts_and_ends_between_words(text, quote):
+    found = find_quote(text, quote)
+    if found is None:
+        return
+    assert 0 <= found.start < found.end <= len(text)
+    again = find_quote(text[found.start:found.end], quote)  # the match as written is the quote, whole
+    assert again is not None and (again.start, again.end) == (0, found.end - found.start)
+    folded = fold_for_matching(text)
+    first = folded.starts.index(found.start)
+    last = max(k for k, end in enumerate(folded.ends) if end == found.end)
+    assert not verify_module._inside_word(folded, first) and not verify_module._inside_word(folded, last + 1)
+
+
+@pytest.mark.parametrize("joint_page, joint_quote, found", [
+    (" ", " ", True), (" ", "-", True), (" ", "", False), ("\n", " ", True),
+    ("-", " ", True), ("-", "-", True), ("-", "", True), ("–", "", True), ("—", " ", True), ("-\n", "", True),
+    ("", "", True), ("", "-", True), ("", " ", False), (" - ", "", False), (" - ", " ", True), ("*", "", True),
+    ("'", "", True), ("'", " ", False), (" '", " ", True),
+])
+def test_what_lies_between_two_words_on_the_page_and_in_the_quote(joint_page, joint_quote, found):
+    page = f"see alpha{joint_page}beta here"
+    assert (find_quote(page, f"alpha{joint_quote}beta") is not None) is found
+
+
+# ----- verify off the event loop -----
+async def test_verify_matches_in_a_worker_thread_while_the_loop_goes_on(standins, monkeypatch):
+    """Folding a long page takes a while: it must not stall the other requests of a serve or MCP process.
+    The matching waits until a coroutine on the loop has run: on the loop itself it would wait in vain."""
+    from pages import routes
+    from plugin.reading.reader import Reader
+    from plugin.reading.verify import verify_with
+    from standins import page as served
+    from test_passages_surfaces import ROBOTS_OPEN, settings
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/doc": served("The quote is here. Nothing else.", content_type="text/plain")}))
+    loop_ran = threading.Event()
+    seen: dict[str, object] = {}
+    real = verify_module.locate
+
+    def slow_locate(*args, **kwargs):
+        seen["thread"] = threading.current_thread()
+        seen["loop_ran_meanwhile"] = loop_ran.wait(timeout=20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "locate", slow_locate)
+
+    async def other_request():
+        for _ in range(20000):  # (bounded: a verify that never calls locate must not hang the test)
+            if "thread" in seen:
+                loop_ran.set()
+                return
+            await asyncio.sleep(0.001)
+
+    async with Reader(settings()) as reader:
+        checked, _ = await asyncio.gather(verify_with(reader, site.url + "/doc", "quote is HERE"), other_request())
+    assert checked.found and checked.text == "quote is here" and checked.sentence == "The quote is here."
+    assert seen.get("thread") not in (None, threading.main_thread()) and seen["loop_ran_meanwhile"] is True
