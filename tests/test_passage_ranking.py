@@ -25,6 +25,15 @@ def examples(count: int) -> hypothesis_settings:
                                suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
 
 
+def options(window_chars: int = RankOptions.window_chars, **weights: float) -> RankOptions:
+    """Words only (no meaning model), with some fitted weights overridden by feature name."""
+    return RankOptions(window_chars=window_chars, meaning=False, weights=tuple(weights.items()))
+
+
+NO_TYPED = {name: 0.0 for name in ("typed", "typed_bm25", "typed_proximity", "typed_context", "typed_heading",
+                                   "typed_cover")}
+
+
 # ----- terms -----
 def test_a_word_is_folded_for_width_case_and_latin_greek_cyrillic_accents_only():
     assert fold("ＰＹＴＨＯＮ") == "python" and fold("Café") == "cafe" and fold("ÉLAN") == "elan"
@@ -54,7 +63,7 @@ def test_cjk_and_thai_runs_become_bigrams_to_the_last_one():
 
 def test_the_last_cjk_bigram_of_a_question_counts_in_ranking():
     text = "東京に行く。タワーは高い。"
-    top = best_passages(text, "東京タワー", 1, options=RankOptions(lead=0, window_chars=5))
+    top = best_passages(text, "東京タワー", 1, options=options(5, lead=0))
     assert text[top[0].start:top[0].end] == "タワーは高い。"  # タワ, ワー against 東京 alone: the later wins
 
 
@@ -67,7 +76,7 @@ def test_function_words_leave_a_question_unless_nothing_else_is_left():
     assert content_terms("Wer ist Ada?", prefix=0) == ["ada"]
     assert {"what", "der", "quién", "когда", "siapa"} <= FUNCTION_WORDS
     text = "Nobody knows. Who is it, then? It rained."
-    top = best_passages(text, "who is it", 1, options=RankOptions(lead=0, window_chars=10))
+    top = best_passages(text, "who is it", 1, options=options(10, lead=0))
     assert text[top[0].start:top[0].end] == "Who is it, then?"
 
 
@@ -128,14 +137,14 @@ def test_pick_chooses_the_best_windows_that_do_not_overlap():
 
 
 # ----- what scores -----
-def scores(text: str, query: str, **options) -> dict[str, float]:
-    return {text[w.start:w.end]: w.score for w in rank_windows(text, query, options=RankOptions(**options))}
+def scores(text: str, query: str, window_chars: int, **weights: float) -> dict[str, float]:
+    return {text[w.start:w.end]: w.score for w in rank_windows(text, query, options=options(window_chars, **weights))}
 
 
 def test_the_lead_prior_favours_earlier_windows_and_only_by_its_weight():
     text = "Same words here. " * 6
-    without = rank_windows(text, "unrelated", options=RankOptions(lead=0, window_chars=10))
-    with_lead = rank_windows(text, "unrelated", options=RankOptions(lead=0.3, window_chars=10))
+    without = rank_windows(text, "unrelated", options=options(10, lead=0))
+    with_lead = rank_windows(text, "unrelated", options=options(10, lead=0.3))
     assert {w.score for w in without} == {0.0}
     assert [w.start for w in without] == sorted(w.start for w in without)  # equals: the earlier first
     bonus = {w.start: w.score for w in with_lead}
@@ -172,31 +181,31 @@ def test_more_of_the_question_and_the_question_together_score_higher():
 
 def test_question_words_in_the_headings_above_a_window_count():
     text = "# Volcano\n\nIt erupted in spring.\n\n# Other\n\nIt erupted in spring."
-    got = [(w.section, w.score) for w in rank_windows(text, "volcano erupted", options=RankOptions(lead=0))]
+    got = [(w.section, w.score) for w in rank_windows(text, "volcano erupted", options=options(lead=0))]
     by_section = dict(got)
     assert by_section[("Volcano",)] > by_section[("Other",)]
     flat = {w.section: w.score for w in rank_windows(text, "volcano erupted",
-                                                     options=RankOptions(lead=0, heading_weight=0))}
+                                                     options=options(lead=0, heading=0, cover=0, **NO_TYPED))}
     assert flat[("Volcano",)] == flat[("Other",)]
 
 
 def test_a_window_holding_what_the_question_asks_for_gains():
     text = "The company grew fast in those years. The company employs 4,200 people."
     on = scores(text, "How many people does the company employ?", lead=0, context=0, window_chars=5)
-    off = scores(text, "How many people does the company employ?", lead=0, context=0, window_chars=5, answer_type=0)
+    off = scores(text, "How many people does the company employ?", lead=0, context=0, window_chars=5, **NO_TYPED)
     assert on["The company employs 4,200 people."] > off["The company employs 4,200 people."]
     assert on["The company grew fast in those years."] == off["The company grew fast in those years."]
     both = "The company grew fast. It employs 4,200 people."  # the number in the window's second sentence
     on = scores(both, "How many people does the company employ?", lead=0, context=0, window_chars=100)
     off = scores(both, "How many people does the company employ?", lead=0, context=0, window_chars=100,
-                 answer_type=0)
+                 **NO_TYPED)
     assert on[both] > off[both]
 
 
 def test_proximity_counts_the_window_s_best_sentence_wherever_it_is():
     text = "Plain words first. The volcano erupted violently."
-    on = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0.5)
-    off = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0)
+    on = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0.5, typed_proximity=0)
+    off = scores(text, "volcano erupted violently", lead=0, context=0, window_chars=100, proximity=0, typed_proximity=0)
     assert on[text] > off[text]
 
 
