@@ -250,10 +250,15 @@ def _write_loop(writes: "queue.SimpleQueue[_Write | None]", db: sqlite3.Connecti
 
 
 def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
-    try:
-        wanted = [write for write in batch if write.needed is None or write.needed(db)]
-    except sqlite3.Error:
-        wanted = batch
+    wanted = batch
+    # A write that would change nothing takes no lock, but only in a batch of such writes: behind any
+    # other write of the batch (a failure, then a success clearing it) its check, made before that write
+    # ran, could be wrong, and the lock is taken for that write anyway.
+    if all(write.needed is not None for write in batch):
+        try:
+            wanted = [write for write in batch if write.needed(db)]  # type: ignore[misc]
+        except sqlite3.Error:
+            wanted = batch
     if len(wanted) < len(batch):
         kept = set(map(id, wanted))
         for write in batch:
@@ -338,6 +343,7 @@ class SqliteState:
         self._lock = threading.Lock()
         self._unsaved_cache: dict[str, tuple[float, str]] = {}
         self._unsaved_cooldowns: dict[str, CooldownEntry | _Cleared] = {}
+        self._cooldown_writes: dict[str, int] = {}  # cooldown writes queued so far, by engine
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=_write_loop, args=(self._writes, self._db),
                                         name="metasearch-sqlite-write", daemon=True)
@@ -503,6 +509,7 @@ class SqliteState:
         written = self.clock()  # when it was asked, not when the writer got to it
         with self._lock:
             self._unsaved_cooldowns[engine] = entry
+            self._cooldown_writes[engine] = self._cooldown_writes.get(engine, 0) + 1
         self._background(lambda db: db.execute("INSERT OR REPLACE INTO cooldowns VALUES (?, ?, ?, ?, ?, ?)",
                                                (engine, entry.until, entry.failures, entry.status, entry.detail,
                                                 written)),
@@ -516,12 +523,12 @@ class SqliteState:
     async def clear(self, engine: str) -> None:
         marker = _Cleared()
         with self._lock:
-            unsaved = engine in self._unsaved_cooldowns
             self._unsaved_cooldowns[engine] = marker
-        # Nothing stored for it (the usual case after a success): no write lock taken.
-        needed = None if unsaved else (lambda db: db.execute("SELECT 1 FROM cooldowns WHERE engine = ?",
-                                                             (engine,)).fetchone() is not None)
-        self._background(lambda db: db.execute("DELETE FROM cooldowns WHERE engine = ?", (engine,)), needed=needed,
+            self._cooldown_writes[engine] = self._cooldown_writes.get(engine, 0) + 1
+        # Nothing stored for it (the usual case after a success): no write lock taken (see _commit).
+        self._background(lambda db: db.execute("DELETE FROM cooldowns WHERE engine = ?", (engine,)),
+                         needed=lambda db: db.execute("SELECT 1 FROM cooldowns WHERE engine = ?",
+                                                      (engine,)).fetchone() is not None,
                          after=self._forget_unsaved(self._unsaved_cooldowns, engine, marker))
 
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
@@ -535,11 +542,14 @@ class SqliteState:
             db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, item[0], value))
         self._background(work, after=self._forget_unsaved(self._unsaved_cache, key, item))
 
-    async def _answer(self, work, fallback: Callable[[BaseException], T]) -> T:
-        """A write whose result the caller needs, waited for at most `wait_s`; `fallback(reason)` otherwise."""
+    async def _answer(self, work, fallback: Callable[[BaseException], T], after: Callable[[], None] | None = None) -> T:
+        """A write whose result the caller needs, waited for at most `wait_s`; `fallback(reason)` otherwise.
+        `after` runs once the write is done either way (at once when it could not be queued)."""
         try:
-            future = self._queue(work)
+            future = self._queue(work, after=after)
         except sqlite3.Error as exc:
+            if after is not None:
+                after()
             _store_failed(self.path, exc)
             return fallback(exc)
         try:
@@ -565,8 +575,26 @@ class SqliteState:
 
         with self._lock:
             known = self._known(engine)
-        # Unrecorded (or not yet): the caller still learns the window it would have had.
-        return await self._answer(work, lambda reason: change(known))
+            ticket = self._cooldown_writes[engine] = self._cooldown_writes.get(engine, 0) + 1
+        pending: dict[str, object] = {"done": False, "entry": None}
+
+        def after() -> None:  # on the writer thread: committed (or failed), so the file answers from now on
+            with self._lock:
+                pending["done"] = True
+                if pending["entry"] is not None and self._unsaved_cooldowns.get(engine) is pending["entry"]:
+                    del self._unsaved_cooldowns[engine]
+
+        def fallback(reason: BaseException) -> CooldownEntry:
+            # Unrecorded (or not yet): the caller still learns the window it would have had, and until the
+            # write is committed this process's reads answer it, unless a later write of ours replaced it.
+            entry = change(known)
+            with self._lock:
+                if not pending["done"] and self._cooldown_writes.get(engine) == ticket:
+                    self._unsaved_cooldowns[engine] = entry
+                    pending["entry"] = entry
+            return entry
+
+        return await self._answer(work, fallback, after)
 
     async def spend(self, engine: str, per_minute: int) -> bool:
         def work(db):
