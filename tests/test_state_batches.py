@@ -127,3 +127,161 @@ async def test_a_write_queued_after_a_failure_still_wins_over_it_in_this_process
     assert committed(store.path, "bing") is None
     assert committed(store.path, "brave") == (OTHER.until, OTHER.failures, OTHER.status, OTHER.detail)
     assert store._unsaved_cooldowns == {}
+
+
+# ----- item 11: behaviour each hand-written mutant changed unnoticed -----
+async def test_a_clear_after_a_put_in_one_batch_deletes_what_the_put_wrote(store):
+    async with held_writer(store):
+        await store.put("bing", ENTRY)
+        await store.clear("bing")
+        await store.put("brave", OTHER)
+        assert await store.get("bing") is None and await store.get("brave") == OTHER
+    await store.flush()
+    assert committed(store.path, "bing") is None
+    assert committed(store.path, "brave") == (OTHER.until, OTHER.failures, OTHER.status, OTHER.detail)
+    assert await store.get("bing") is None and store._unsaved_cooldowns == {}
+
+
+async def test_clears_alone_take_no_lock_when_nothing_is_stored_and_delete_what_is(store):
+    """A batch of clears only: each asks first whether its engine has an entry; one that has none writes
+    nothing (no lock taken: another process holding it does not hold the clear up), one that has is deleted."""
+    await store.put("bing", ENTRY)
+    await store.flush()
+    other = locked_by_another_process(store.path)
+    try:
+        await store.clear("never-benched")
+        for _ in range(500):  # done (nothing to write), though the lock is still held elsewhere
+            if not store._unsaved_cooldowns:
+                break
+            await asyncio.sleep(0.01)
+        assert store._unsaved_cooldowns == {}
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    async with held_writer(store):
+        await store.clear("never-benched")
+        await store.clear("bing")
+    await store.flush()
+    assert committed(store.path, "bing") is None
+
+
+async def test_a_newer_unsaved_write_is_kept_until_it_is_saved(store):
+    """put A, then put B of the same engine in the next batch: when A is committed, B (not yet committed)
+    is still what this process reads, not A from the file."""
+    inside, release = threading.Event(), threading.Event()
+    async with held_writer(store):
+        await store.put("bing", ENTRY)  # batch 1, with the next write of ours
+        store._queue(lambda db: (inside.set(), release.wait(30)))
+    await asyncio.to_thread(inside.wait, 30)  # batch 1 is being written; B is queued after it
+    await store.put("bing", OTHER)
+    second_hold = threading.Event()
+    store._queue(lambda db: second_hold.wait(30))  # batch 2: B, then a write that waits
+    release.set()
+    try:
+        for _ in range(500):  # batch 1 committed: ENTRY is in the file
+            if committed(store.path, "bing") is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert committed(store.path, "bing")[1] == ENTRY.failures
+        assert await store.get("bing") == OTHER
+        assert await store.all() == {"bing": OTHER}
+    finally:
+        second_hold.set()
+    await store.flush()
+    assert await store.get("bing") == OTHER and store._unsaved_cooldowns == {}
+
+
+async def test_the_cache_keeps_a_newer_unsaved_value_until_it_is_saved(store):
+    inside, release = threading.Event(), threading.Event()
+    await store.cache_put("k", "old", 600)
+    store._queue(lambda db: (inside.set(), release.wait(30)))
+    await asyncio.to_thread(inside.wait, 30)
+    await store.cache_put("k", "new", 600)
+    hold = threading.Event()
+    store._queue(lambda db: hold.wait(30))
+    release.set()
+    try:
+        for _ in range(500):
+            with sqlite3.connect(str(store.path)) as db:
+                if db.execute("SELECT value FROM cache WHERE key = 'k'").fetchone() == ("old",):
+                    break
+            await asyncio.sleep(0.01)
+        assert await store.cache_get("k") == "new"
+    finally:
+        hold.set()
+    await store.flush()
+    assert await store.cache_get("k") == "new" and store._unsaved_cache == {}
+
+
+async def test_a_write_that_fails_is_rolled_back_to_its_savepoint_and_the_batch_goes_on(store):
+    def half_then_fail(db):
+        db.execute("INSERT INTO cache VALUES ('half', 9e18, 'written before the failure')")
+        raise sqlite3.IntegrityError("this write fails")
+
+    async with held_writer(store):
+        await store.put("bing", ENTRY)
+        failing = store._queue(half_then_fail)
+        await store.cache_put("after", "v", 600)
+    with pytest.raises(sqlite3.IntegrityError, match="this write fails"):
+        await failing
+    await store.flush()
+    with sqlite3.connect(str(store.path)) as db:
+        keys = {key for (key,) in db.execute("SELECT key FROM cache")}
+    assert keys == {"after"}  # the failed write's half is undone, the writes around it are committed
+    assert committed(store.path, "bing") is not None
+
+
+def test_a_batch_whose_commit_fails_is_rolled_back_whole_and_the_next_one_commits(tmp_path):
+    """The transaction cannot be committed (a full disk, an I/O error): every write of the batch reports
+    the failure, nothing of it stays, and the connection is out of the transaction for the next batch."""
+    db = sqlite3.connect(str(tmp_path / "c.db"), isolation_level=None)
+    db.execute("CREATE TABLE t (v TEXT)")
+
+    class CommitFails:
+        def __init__(self):
+            self.failed = False
+
+        def execute(self, sql, *args):
+            if sql == "COMMIT" and not self.failed:
+                self.failed = True
+                raise sqlite3.OperationalError("disk I/O error")
+            return db.execute(sql, *args)
+
+        @property
+        def in_transaction(self):
+            return db.in_transaction
+
+    outcomes = []
+    batch = [_Write(lambda c, v=v: c.execute("INSERT INTO t VALUES (?)", (v,)),
+                    lambda result, exc: outcomes.append(exc)) for v in ("a", "b")]
+    wrapped = CommitFails()
+    _commit(wrapped, batch)
+    assert [str(exc) for exc in outcomes] == ["disk I/O error", "disk I/O error"]
+    assert not db.in_transaction and db.execute("SELECT v FROM t").fetchall() == []
+    outcomes.clear()
+    _commit(wrapped, [_Write(lambda c: c.execute("INSERT INTO t VALUES ('c')"), lambda r, e: outcomes.append(e))])
+    assert outcomes == [None] and db.execute("SELECT v FROM t").fetchall() == [("c",)]
+    db.close()
+
+
+async def test_update_falls_back_to_the_change_of_the_entry_known_when_the_store_is_too_slow(store):
+    """The write lock held elsewhere longer than `wait_s`: update answers the entry the change makes of the
+    one this process knows (its queued put), says the store did not answer, and the write still happens."""
+    store.wait_s = 0.1
+    await store.flush()
+    other = locked_by_another_process(store.path)
+    try:
+        await store.put("bing", ENTRY)
+        with collecting_problems() as problems:
+            entry = await store.update("bing", bump, 3600)
+        assert entry.failures == ENTRY.failures + 1
+        assert problems == [f"state store {store.path} did not answer within 100 ms (a write, which goes on in "
+                            "the background); continuing without it"]
+        with collecting_problems() as problems:
+            entry = await store.update("brave", bump, 3600)  # nothing known: the change of nothing
+        assert entry.failures == 1 and len(problems) == 1
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    await store.flush()
+    assert committed(store.path, "bing")[1] == ENTRY.failures + 1 and committed(store.path, "brave")[1] == 1
