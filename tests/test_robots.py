@@ -371,3 +371,22 @@ async def test_parsed_rules_are_kept_per_text_and_the_memory_is_bounded():
     for i in range(300):
         policy._parser(f"User-agent: *\nDisallow: /{i}\n")
     assert len(policy._parsed) <= 257
+
+
+async def test_why_a_failed_robots_txt_is_quoted_to_120_characters():
+    long_reason = FetchError("http_error", "redirected (HTTP 302) to a URL that cannot be read: " + "x" * 300,
+                             status=302)
+    rules = await RobotsPolicy(settings(), MemoryState(), ScriptedGetter(long_reason)).rules("http://s.example",
+                                                                                              soon())
+    assert rules.why == f"could not be fetched (http_error: {long_reason.message[:120]})"
+
+
+@pytest.mark.parametrize("kind, code", [("timeout", "timeout"), ("skipped", "overloaded"), ("error", "http_error")])
+async def test_a_transport_error_is_the_reads_network_error_cut_to_200_characters(kind, code):
+    from plugin.infra.transport import TransportError
+
+    policy = RobotsPolicy(settings(), MemoryState(), ScriptedGetter(TransportError(kind, "no route " + "y" * 400)))
+    with pytest.raises(FetchError) as caught:
+        await policy.check(target("http://site.example/page"), soon())
+    assert caught.value.code == code
+    assert caught.value.message.endswith(": no route " + "y" * 191)  # the reason, cut at 200 characters
