@@ -286,7 +286,7 @@ async def test_an_upstream_slot_taken_before_the_process_lane_timed_out_is_relea
             pass
     assert upstream.active == 0 and upstream.queued == 0  # the upstream's slot was given back
     assert process.active == 1 and process.queued == 0
-    assert not clock.admitted and not clock.queued and clock.queue_ms() >= 50
+    assert not clock.admitted and not clock.queued and clock.queue_s > 0
 
 
 async def test_a_request_the_pool_limit_keeps_waiting_gives_its_upstreams_slot_back():
@@ -497,3 +497,17 @@ async def test_a_saturated_page_queue_during_a_search_read_is_overloaded_not_tim
     errors = sorted(row.read_error.code for row in response.results[:2])
     assert errors == ["overloaded", "timeout"], [row.read_error for row in response.results[:2]]
     assert [seen.path for seen in pages.requests].count("/robots.txt") == 1
+
+
+async def test_each_start_is_spaced_from_the_previous_start_not_from_when_it_was_asked():
+    lane = Lane(3, interval=60.0)
+    loop = asyncio.get_running_loop()
+    await lane.acquire(until=loop.time() + 1)
+    first_start = lane.next_start - 60.0
+    spaced = asyncio.create_task(lane.acquire(until=loop.time() + 300))  # starts a minute after the first
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert lane.next_start == pytest.approx(first_start + 120.0)  # the one after it: two minutes after the first
+    spaced.cancel()
+    await asyncio.gather(spaced, return_exceptions=True)
+    assert lane.active == 1
