@@ -215,7 +215,7 @@ async def test_the_cache_keeps_a_newer_unsaved_value_until_it_is_saved(store):
 
 async def test_a_write_that_fails_is_rolled_back_to_its_savepoint_and_the_batch_goes_on(store):
     def half_then_fail(db):
-        db.execute("INSERT INTO cache VALUES ('half', 9e18, 'written before the failure')")
+        db.execute("INSERT INTO cache VALUES ('half', 9e18, 'written before the failure', 10)")
         raise sqlite3.IntegrityError("this write fails")
 
     async with held_writer(store):
