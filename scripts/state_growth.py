@@ -102,7 +102,7 @@ def _one_store(conn, store: str, urls: dict[str, str], searches: int) -> None:
                 elapsed = time.perf_counter() - started
                 await _settle(searcher)
                 rss_after, bytes_after = rss_mb(), _dir_bytes(Path(state_dir))
-                usage = searcher.state.usage() if hasattr(searcher.state, "usage") else None
+                usage = await searcher.state.usage()
                 one = await _one_search_footprint(searcher, f"{QUERY} {searches - 1}")
             return {
                 "store": store,

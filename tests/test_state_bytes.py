@@ -212,3 +212,58 @@ async def test_a_cache_holding_exactly_the_cap_keeps_everything_and_one_byte_mor
     await capped.cache_put("b", "w" * (CAP - first - overhead + 1), 600)  # one byte over
     await settle(capped)
     assert await kept(capped, "a", "b") == ["b"]
+
+
+# ----- how full: `metasearch config` and `/health` say it -----
+def test_config_says_how_full_the_store_is_without_creating_one(private_state, monkeypatch, capsys):
+    import json
+
+    from plugin.infra.state import state_path
+    from plugin.surfaces.cli import main
+
+    monkeypatch.setenv("METASEARCH_STATE_MAX_BYTES", "500000")
+    assert main(["config", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["state_store"]
+    path = state_path(Settings())
+    assert report == {"backend": "sqlite", "path": str(path), "bytes": 0, "max_bytes": 500_000, "entries": 0,
+                      "used_percent": 0.0}
+    assert not path.exists()  # looking did not create it
+
+    async def fill() -> None:
+        store = SqliteState(path, wait_s=5, max_bytes=500_000)
+        await store.cache_put("answer:one", "x" * 100_000, 600)
+        await store.cache_put("pages:two", "y" * 25_000, 600)
+        await store.close()
+
+    asyncio.run(fill())
+    assert main(["config"]) == 0
+    report = json.loads(capsys.readouterr().out)["state_store"]
+    assert report["entries"] == 2 and 125_000 < report["bytes"] < 126_000
+    assert report["used_percent"] == round(100 * report["bytes"] / 500_000, 1) and report["max_bytes"] == 500_000
+
+
+async def test_health_says_how_full_the_store_is():
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from plugin.pipeline.searcher import Searcher
+    from plugin.surfaces.service import build_app
+
+    settings = Settings(state_backend="memory", state_max_bytes=50_000)
+    searcher = Searcher(settings)
+    await searcher.state.cache_put("answer:k", "z" * 20_000, 600)
+    async with TestClient(TestServer(build_app(settings, searcher))) as client:
+        health = await (await client.get("/health")).json()
+    store = health["state_store"]
+    assert store["backend"] == "memory" and store["entries"] == 1 and store["max_bytes"] == 50_000
+    assert 20_000 < store["bytes"] < 21_000 and store["used_percent"] == round(store["bytes"] / 500, 1)
+
+
+async def test_a_store_that_cannot_say_how_full_it_is_is_said_unknown():
+    from plugin.infra.state import state_usage
+
+    class Silent(MemoryState):
+        async def usage(self):
+            await asyncio.sleep(3600)
+
+    report = await state_usage(Silent(max_bytes=20_000), timeout_s=0.05)
+    assert report == {"backend": "memory", "bytes": None, "max_bytes": 20_000, "entries": None, "used_percent": None}

@@ -67,6 +67,10 @@ class State(Protocol):
 
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None: ...
 
+    async def usage(self) -> dict[str, object] | None:
+        """How full the cache is (`usage_report`): bytes counted against `state_max_bytes`, entries."""
+        ...
+
     async def spend(self, engine: str, per_minute: int) -> bool:
         """Take one request from the engine's budget for this minute; False when it is used up."""
         ...
@@ -997,6 +1001,39 @@ def embedded_state(settings: Settings) -> State:
         message = f"state store {path} unusable ({type(exc).__name__}: {exc}); using in-memory state"
         log.warning("%s", message)
         return MemoryState(warnings=[message], max_bytes=settings.state_max_bytes)
+
+
+async def state_usage(state: State, timeout_s: float = 2.0) -> dict[str, object]:
+    """Which store this is and how full its cache is (`usage_report`), as `/health` and `metasearch config`
+    say it; the figures are null when the store did not answer within `timeout_s`."""
+    report: dict[str, object] = {"backend": state.backend}
+    path = getattr(state, "path", None) or getattr(getattr(state, "fallback", None), "path", None)
+    if path is not None:
+        report["path"] = str(path)
+    try:
+        usage = await asyncio.wait_for(state.usage(), timeout_s)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a store that cannot say is said to be unknown, never an error
+        usage = None
+    report.update(usage or {"bytes": None, "max_bytes": getattr(state, "max_bytes", None), "entries": None,
+                            "used_percent": None})
+    return report
+
+
+def describe_state(settings: Settings) -> dict[str, object]:
+    """`state_usage` of the store these settings open, from outside any event loop (`metasearch config`).
+    An embedded store not created yet is reported empty, and is not created for it."""
+    path = state_path(settings)
+    embedded = settings.state_backend == "sqlite" or (settings.state_backend == "auto" and not settings.redis_url)
+    if embedded and not path.exists():
+        return {"backend": "sqlite", "path": str(path), **usage_report(0, 0, settings.state_max_bytes)}
+
+    async def read() -> dict[str, object]:
+        state = open_state(settings)
+        try:
+            return await state_usage(state)
+        finally:
+            await state.close()
+    return asyncio.run(read())
 
 
 def open_state(settings: Settings) -> State:

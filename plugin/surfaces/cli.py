@@ -429,8 +429,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_config(args: argparse.Namespace) -> int:
     from plugin.surfaces.catalog import masked_settings
 
+    from plugin.infra.state import describe_state
+
+    settings = load_settings(args)
+    data = masked_settings(settings)
+    data["state_store"] = describe_state(settings)  # which store, and how full its cache is
     # JSON either way; --json is accepted like on every other command.
-    print(json.dumps(masked_settings(load_settings(args)), indent=2, ensure_ascii=False, default=str))
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     return 0
 
 
