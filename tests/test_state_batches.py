@@ -285,3 +285,19 @@ async def test_update_falls_back_to_the_change_of_the_entry_known_when_the_store
         other.close()
     await store.flush()
     assert committed(store.path, "bing")[1] == ENTRY.failures + 1 and committed(store.path, "brave")[1] == 1
+
+
+async def test_a_queued_cache_value_is_a_miss_from_exactly_its_expiry(tmp_path):
+    now = [1000.0]
+    store = SqliteState(tmp_path / "s.db", clock=lambda: now[0], wait_s=5)
+    async with held_writer(store):  # not committed: answered from the queue
+        await store.cache_put("k", "v", 10)
+        now[0] = 1009.999
+        assert await store.cache_get("k") == "v"
+        now[0] = 1010.0
+        assert await store.cache_get("k") is None
+    await store.flush()
+    assert await store.cache_get("k") is None  # committed: the same from the file
+    now[0] = 1009.5
+    assert await store.cache_get("k") == "v"
+    await store.close()
