@@ -513,3 +513,90 @@ async def test_each_start_is_spaced_from_the_previous_start_not_from_when_it_was
     spaced.cancel()
     await asyncio.gather(spaced, return_exceptions=True)
     assert lane.active == 1
+
+
+async def test_a_turn_cancelled_while_it_waits_for_the_next_lane_gives_the_first_back_and_stays_cancelled():
+    upstream, process = Lane(1), Lane(1)
+    loop = asyncio.get_running_loop()
+    await process.acquire(until=loop.time() + 1)
+    clock = EngineClock(10, 10)
+
+    async def take() -> None:
+        async with turn([upstream, process], clock):
+            pass
+
+    task = asyncio.create_task(take())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert upstream.active == 1 and process.queued == 1 and clock.queued
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):  # a cancellation, not `overloaded`
+        await task
+    assert upstream.active == 0 and process.queued == 0 and not clock.queued and not clock.admitted
+
+
+async def test_a_slot_freed_while_a_cancelled_request_is_still_in_line_goes_to_the_next():
+    lane = Lane(1)
+    loop = asyncio.get_running_loop()
+    await lane.acquire(until=loop.time() + 10)
+    gone = asyncio.create_task(lane.acquire(until=loop.time() + 10))
+    waiting = asyncio.create_task(lane.acquire(until=loop.time() + 10))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    gone.cancel()  # its place in line is cancelled at once; it leaves the line when it next runs
+    lane.release()  # meanwhile the slot is freed: it skips the cancelled place
+    await asyncio.wait_for(waiting, 5)
+    await asyncio.gather(gone, return_exceptions=True)
+    assert gone.cancelled() and lane.active == 1 and lane.queued == 0
+
+
+async def test_nested_waits_are_one_wait_on_the_clock():
+    clock = EngineClock(10, 10)
+    seen = []
+    clock.watch(lambda: seen.append(clock.queued))
+    async with clock.waiting():
+        async with clock.waiting():
+            await asyncio.sleep(0.01)
+        assert clock.queued  # still waiting on the outer one
+        await asyncio.sleep(0.01)
+    assert not clock.queued and seen == [True, False]  # told once when it started, once when it stopped
+    assert 0 < clock.queue_s
+    clock.unwatch(seen.append)  # not watching: nothing happens
+    clock.unwatch(clock.unwatch)
+
+
+async def test_only_the_first_lane_of_a_turn_is_the_one_a_run_may_be_asked_to_give_up():
+    upstream, process = Lane(1), Lane(2)
+    clock = EngineClock(10, 10)
+    async with turn([upstream, process], clock):
+        assert clock.lane is upstream and upstream.holders == [clock] and process.holders == []
+    assert clock.lane is None and upstream.holders == [] and clock.admitted
+
+
+async def test_a_run_that_goes_to_the_background_with_nobody_waiting_keeps_its_slot():
+    lane = Lane(1)
+    clock = EngineClock(10, 10)
+    release = asyncio.Event()
+
+    async def hold() -> None:
+        async with turn([lane], clock):
+            await release.wait()
+
+    holder = asyncio.create_task(hold())
+    await asyncio.sleep(0)
+    clock.to_background()
+    await asyncio.sleep(0)
+    assert not holder.done() and not clock.preempted and clock.background
+    release.set()
+    await holder
+
+
+async def test_lanes_without_a_maker_refuse_a_key_they_cannot_make():
+    from plugin.infra.admission import Lanes
+
+    lanes = Lanes()
+    with pytest.raises(ValueError, match="no way to make the lane of 'host.example'"):
+        lanes.get("host.example")
+    made = lanes.get("host.example", lambda: Lane(3))
+    assert lanes.get("host.example") is made and made.limit == 3
+    assert Lanes().find("anything") is None

@@ -301,3 +301,35 @@ async def test_a_queued_cache_value_is_a_miss_from_exactly_its_expiry(tmp_path):
     now[0] = 1009.5
     assert await store.cache_get("k") == "v"
     await store.close()
+
+
+async def test_every_read_of_a_closed_store_degrades_and_a_search_hears_of_it_once(tmp_path):
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
+    await store.close()
+    with collecting_problems() as problems:
+        assert await store.get("bing") is None
+        assert await store.all() == {}
+        assert await store.cache_get("k") is None
+        assert await store.usage() is None
+        await store.cache_put("k", "v", 60)
+        await store.clear("bing")
+    assert problems == [f"state store {store.path} failed (ProgrammingError: the state store is closed); "
+                        "continuing without it"]
+
+
+async def test_problems_outside_a_search_are_only_logged(tmp_path, caplog):
+    import logging
+
+    from plugin.infra.state import note_problem
+
+    note_problem("nobody collects this")  # no search under way: nothing to add it to, nothing raised
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
+    await store.close()
+    with caplog.at_level(logging.WARNING, logger="metasearch.state"):
+        assert await store.get("bing") is None
+    assert "the state store is closed" in caplog.text
+    with collecting_problems() as outer:
+        with collecting_problems() as inner:
+            note_problem("inner only")
+        note_problem("outer")
+    assert inner == ["inner only"] and outer == ["outer"]

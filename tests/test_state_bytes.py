@@ -267,3 +267,32 @@ async def test_a_store_that_cannot_say_how_full_it_is_is_said_unknown():
 
     report = await state_usage(Silent(max_bytes=20_000), timeout_s=0.05)
     assert report == {"backend": "memory", "bytes": None, "max_bytes": 20_000, "entries": None, "used_percent": None}
+
+
+async def test_the_store_files_stay_near_the_cap_whatever_is_written(tmp_path):
+    """4 MB in one batch, then 4 MB more one value at a time, under a 3 MB cap: the file holds about the cap
+    (freed pages are reused), and its write-ahead log, 4 MB after that batch, is folded back and cut to
+    WAL_BYTES instead of keeping its largest size."""
+    import os
+    import threading
+
+    from plugin.infra.state import WAL_BYTES
+
+    store = SqliteState(tmp_path / "s.db", wait_s=5, max_bytes=3_000_000)
+    await store.flush()
+    inside, release = threading.Event(), threading.Event()
+    done = store._queue(lambda db: (inside.set(), release.wait(30)))
+    await asyncio.to_thread(inside.wait, 30)
+    for i in range(40):
+        await store.cache_put(f"big{i}", "x" * 100_000, 600)
+    release.set()
+    await done
+    await store.flush()
+    assert os.path.getsize(tmp_path / "s.db-wal") > WAL_BYTES  # one batch: the log holds it whole
+    for i in range(40):
+        await store.cache_put(f"more{i}", "y" * 100_000, 600)
+        await store.flush()
+    wal, main = os.path.getsize(tmp_path / "s.db-wal"), os.path.getsize(tmp_path / "s.db")
+    assert wal <= WAL_BYTES + 65_536 and main <= 4_500_000, (wal, main)
+    assert WAL_BYTES == 2 * 1024 * 1024
+    await store.close()
