@@ -296,3 +296,39 @@ async def test_the_store_files_stay_near_the_cap_whatever_is_written(tmp_path):
     assert wal <= WAL_BYTES + 65_536 and main <= 4_500_000, (wal, main)
     assert WAL_BYTES == 2 * 1024 * 1024
     await store.close()
+
+
+async def test_a_file_missing_its_byte_count_gets_it_back_counted(tmp_path):
+    """The count and its triggers are made once per file; a file without them (made by hand, or by a
+    tool that copied only the tables) gets them again, counting what is there."""
+    store = SqliteState(tmp_path / "s.db", wait_s=5, max_bytes=CAP)
+    await store.cache_put("a", VALUE, 600)
+    await store.close()
+    with sqlite3.connect(str(tmp_path / "s.db")) as db:
+        db.executescript("DROP TRIGGER cache_added; DROP TRIGGER cache_removed; DROP TABLE cache_bytes;")
+    again = SqliteState(tmp_path / "s.db", wait_s=5, max_bytes=CAP)
+    try:
+        first = (await again.usage())["bytes"]
+        assert first > 3000
+        await again.cache_put("b", VALUE, 600)
+        await again.flush()
+        assert (await again.usage())["bytes"] == 2 * first
+    finally:
+        await again.close()
+
+
+def test_config_reports_each_backend_without_creating_a_file(tmp_path, monkeypatch, capsys):
+    import json
+
+    from plugin.surfaces.cli import main
+
+    monkeypatch.setenv("METASEARCH_STATE_DIR", str(tmp_path / "fresh"))
+    monkeypatch.setenv("METASEARCH_STATE_BACKEND", "sqlite")
+    assert main(["config"]) == 0
+    report = json.loads(capsys.readouterr().out)["state_store"]
+    assert report["backend"] == "sqlite" and report["entries"] == 0 and not (tmp_path / "fresh").exists()
+    monkeypatch.setenv("METASEARCH_STATE_BACKEND", "memory")
+    assert main(["config"]) == 0
+    report = json.loads(capsys.readouterr().out)["state_store"]
+    assert report == {"backend": "memory", "bytes": 0, "max_bytes": Settings().state_max_bytes, "entries": 0,
+                      "used_percent": 0.0}
