@@ -333,3 +333,19 @@ async def test_problems_outside_a_search_are_only_logged(tmp_path, caplog):
             note_problem("inner only")
         note_problem("outer")
     assert inner == ["inner only"] and outer == ["outer"]
+
+
+async def test_a_read_still_queued_when_its_caller_gave_up_is_never_run(tmp_path):
+    from plugin.infra.state import READERS
+
+    store = SqliteState(tmp_path / "s.db", wait_s=0.1)
+    release = threading.Event()
+    for _ in range(READERS):  # every reader busy (earlier reads of a burst)
+        store._readers.submit(release.wait)
+    ran = []
+    with pytest.raises(sqlite3.OperationalError, match="no answer within 100 ms"):
+        await store._read(lambda db: ran.append(1))
+    release.set()
+    await asyncio.to_thread(store._readers.submit(lambda: None).result, 10)  # the queue has been worked through
+    assert ran == []
+    await store.close()

@@ -304,17 +304,23 @@ async def test_a_file_missing_its_byte_count_gets_it_back_counted(tmp_path):
     store = SqliteState(tmp_path / "s.db", wait_s=5, max_bytes=CAP)
     await store.cache_put("a", VALUE, 600)
     await store.close()
-    with sqlite3.connect(str(tmp_path / "s.db")) as db:
-        db.executescript("DROP TRIGGER cache_added; DROP TRIGGER cache_removed; DROP TABLE cache_bytes;")
-    again = SqliteState(tmp_path / "s.db", wait_s=5, max_bytes=CAP)
-    try:
-        first = (await again.usage())["bytes"]
-        assert first > 3000
-        await again.cache_put("b", VALUE, 600)
-        await again.flush()
-        assert (await again.usage())["bytes"] == 2 * first
-    finally:
-        await again.close()
+    for dropped in ("DROP TRIGGER cache_added; DROP TRIGGER cache_removed; DROP TABLE cache_bytes;",
+                    "DROP TRIGGER cache_removed;", "DROP TRIGGER cache_added;"):
+        with sqlite3.connect(str(tmp_path / "s.db")) as db:
+            db.executescript(dropped)
+        again = SqliteState(tmp_path / "s.db", wait_s=5, max_bytes=CAP)
+        try:
+            first = (await again.usage())["bytes"]
+            assert first > 3000
+            await again.cache_put("b", VALUE, 600)
+            await again.flush()
+            assert (await again.usage())["bytes"] == 2 * first, dropped
+            await again.cache_put("b", "", 0)  # gone again (written to expire at once, then purged)
+            await again.cache_put("c", "", 0)
+            await again.flush()
+            assert (await again.usage())["bytes"] == first, dropped
+        finally:
+            await again.close()
 
 
 def test_config_reports_each_backend_without_creating_a_file(tmp_path, monkeypatch, capsys):
@@ -332,3 +338,21 @@ def test_config_reports_each_backend_without_creating_a_file(tmp_path, monkeypat
     report = json.loads(capsys.readouterr().out)["state_store"]
     assert report == {"backend": "memory", "bytes": 0, "max_bytes": Settings().state_max_bytes, "entries": 0,
                       "used_percent": 0.0}
+
+
+async def test_what_a_value_costs_is_counted_in_bytes_not_characters(capped):
+    await capped.cache_put("ascii", "e" * 1000, 600)
+    await settle(capped)
+    ascii_bytes = (await capped.usage())["bytes"]
+    await capped.cache_put("ascii", "字" * 1000, 600)  # 2 bytes a character in Python, 3 in UTF-8
+    await settle(capped)
+    assert (await capped.usage())["bytes"] - ascii_bytes >= 1000
+
+
+async def test_a_value_with_no_time_to_live_is_not_kept_and_drops_what_its_key_held(capped):
+    await capped.cache_put("a", "old", 600)
+    await capped.cache_put("a", "new", 0)
+    await capped.cache_put("b", "never", -5)
+    await settle(capped)
+    assert await kept(capped, "a", "b") == []
+    assert (await capped.usage())["entries"] == 0

@@ -118,7 +118,8 @@ def usage_report(used: int, entries: int, max_bytes: int) -> dict[str, object]:
 class MemoryState:
     """In-process state. The cache holds at most `max_bytes` of entries (as Python holds them: the key's
     and the value's objects and the entry around them); past it the oldest written go first, after the
-    expired ones (looked for at most every SWEEP_S while full). An entry larger than the cap is not kept."""
+    expired ones (looked for at most every SWEEP_S while full). An entry larger than the cap, or with no
+    time to live, is not kept."""
 
     backend = "memory"
     ENTRY_BYTES = 120  # the dict slot, the tuple and the expiry around a key and a value
@@ -169,7 +170,7 @@ class MemoryState:
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
         self._forget(key)  # a new value is the newest entry, whatever its key held before
         size = sys.getsizeof(key) + sys.getsizeof(value) + self.ENTRY_BYTES
-        if size > self.max_bytes:
+        if size > self.max_bytes or ttl_s <= 0:
             return
         now = self.clock()
         self._cache[key] = (now + ttl_s, value, size)
@@ -637,10 +638,11 @@ class SqliteState:
 
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
         """Kept until `ttl_s` from now, or until it is among the oldest written when the cache holds more
-        than `max_bytes` (an entry larger than that is not kept, and what the key held is dropped)."""
+        than `max_bytes` (an entry larger than that, or with no time to live, is not kept, and what the key
+        held is dropped)."""
         now = self.clock()
         size = _cache_size(key, value)
-        kept = size <= self.max_bytes
+        kept = size <= self.max_bytes and ttl_s > 0
         item = (now + ttl_s, value) if kept else (now, "")  # not kept: this process's reads miss at once
         with self._lock:
             self._unsaved_cache[key] = item
@@ -767,7 +769,7 @@ end
 for _, name in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', ARGV[4], 'LIMIT', 0, 64)) do drop(name) end
 drop(key)
 local size, cap = tonumber(ARGV[3]), tonumber(ARGV[5])
-if size > cap then return 0 end
+if size > cap or tonumber(ARGV[2]) <= 0 then return 0 end
 redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', order, redis.call('INCR', counter), key)
 redis.call('ZADD', expiry, tonumber(ARGV[4]) + tonumber(ARGV[2]), key)
@@ -885,7 +887,8 @@ class RedisState:
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
         keys = self._cache_keys(key)
         size = 4 * len(keys[0].encode()) + len(value.encode()) + self.ENTRY_BYTES  # the key: in 4 places
-        await self._call("eval", _REDIS_CACHE_PUT, len(keys), *keys, value, max(1, round(ttl_s * 1000)), size,
+        ttl_ms = max(1, round(ttl_s * 1000)) if ttl_s > 0 else 0  # never 0 for a value kept (Redis refuses it)
+        await self._call("eval", _REDIS_CACHE_PUT, len(keys), *keys, value, ttl_ms, size,
                          int(time.time() * 1000), self.max_bytes)
 
     async def usage(self) -> dict[str, object]:
