@@ -229,10 +229,23 @@ WAL_BYTES = 2 * 1024 * 1024
 
 def _prepare(db: sqlite3.Connection) -> None:
     """The tables, the cache's byte count and its triggers, on a new file or one of an earlier version."""
+    def counted() -> bool:
+        return "size" in {row[1] for row in db.execute("PRAGMA table_info(cache)")}
+
     db.executescript(_SCHEMA)
-    if "size" not in {row[1] for row in db.execute("PRAGMA table_info(cache)")}:
-        # Written by a version that did not count bytes: its cache entries (a cache) are dropped.
-        db.executescript("BEGIN IMMEDIATE; DROP TABLE IF EXISTS cache_bytes; DROP TABLE cache; COMMIT;")
+    if not counted():
+        # Written by a version that did not count bytes: its cache entries (a cache) are dropped, once (the
+        # check is made again under the lock: another process opening the file may have done it since).
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not counted():
+                db.execute("DROP TABLE IF EXISTS cache_bytes")
+                db.execute("DROP TABLE cache")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
         db.executescript(_SCHEMA)
     found = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN "
                        "('cache_bytes', 'cache_added', 'cache_removed')").fetchone()[0]
