@@ -356,3 +356,36 @@ async def test_a_value_with_no_time_to_live_is_not_kept_and_drops_what_its_key_h
     await settle(capped)
     assert (await capped.usage())["entries"] == 0  # (asked first: a read drops what it finds expired)
     assert await kept(capped, "a", "b") == []
+
+
+def test_an_upgrade_another_process_made_meanwhile_is_not_made_again(tmp_path):
+    """Two processes open an earlier version's file together: the first drops the uncounted cache and makes
+    the new one; the second, which saw the old table a moment before, checks again under the lock and
+    leaves the new table (and what the first has written to it) alone."""
+    from plugin.infra.state import _prepare
+
+    path = tmp_path / "s.db"
+    with sqlite3.connect(str(path)) as db:
+        _prepare(db)  # the first process: the file is up to date
+        db.execute("INSERT INTO cache VALUES ('answer:new', 9e18, 'kept', 10)")
+
+    class SawTheOldTable:
+        """The second process's connection, whose first look at the cache table came before the upgrade."""
+
+        def __init__(self, db):
+            self.db, self.looked = db, False
+
+        def execute(self, sql, *args):
+            if sql.startswith("PRAGMA table_info(cache)") and not self.looked:
+                self.looked = True
+                return self.db.execute("SELECT 0, 'key' UNION ALL SELECT 1, 'value'")
+            return self.db.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self.db, name)
+
+    db = sqlite3.connect(str(path), isolation_level=None)
+    _prepare(SawTheOldTable(db))
+    assert db.execute("SELECT value FROM cache").fetchall() == [("kept",)]
+    assert db.execute("SELECT total FROM cache_bytes").fetchone() == (10,)
+    db.close()
