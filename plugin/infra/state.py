@@ -435,7 +435,14 @@ class SqliteState:
       WRITE_BUSY_S for another process's lock. Until a write is committed this store answers its own
       reads from it (a search sees the answer it just cached). `update` and `spend`, whose result the
       caller needs, wait for it at most `wait_s`: then `update` answers the entry the change would have
-      made of the last one known, and `spend` lets the request go (the write still happens).
+      made of the last one known, and this store's reads answer that entry until the write is committed
+      (a failure recorded while another process holds the file benches the engine here at once), and
+      `spend` lets the request go (the write still happens).
+    - Writes are committed in batches, in order. A write that would change nothing (a clear of an engine
+      with no entry, the usual success) is asked first and takes no lock, but only in a batch of such
+      writes: behind another write of its batch, its answer could be out of date.
+    - The cache holds at most `max_bytes` (keys, values and a row's overhead, counted by trigger in the
+      file so that every process sharing it keeps one count); past it the oldest written rows go.
     - `flush()` waits for the writes queued so far; `close()` (and `close_at_exit()`) commits every
       queued write first, so a CLI process that exits has stored what it learnt.
     """
