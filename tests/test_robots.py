@@ -390,3 +390,22 @@ async def test_a_transport_error_is_the_reads_network_error_cut_to_200_character
         await policy.check(target("http://site.example/page"), soon())
     assert caught.value.code == code
     assert caught.value.message.endswith(": no route " + "y" * 191)  # the reason, cut at 200 characters
+
+
+async def test_a_read_cancelled_during_the_shared_robots_lookup_leaves_the_other_read_whole(standins):
+    """Through the real reader, as `serve` or MCP run two requests for one site: the first client goes away
+    while robots.txt is still coming; the second request gets its page."""
+    site = await standins(routes({"/robots.txt": page("User-agent: *\nDisallow:\n", content_type="text/plain",
+                                                      delay=0.5),
+                                  "/a": page(article_html()), "/b": page(article_html())}))
+    async with Reader(settings()) as reader:
+        first = asyncio.create_task(reader.fetch(site.url + "/a"))
+        second = asyncio.create_task(reader.fetch(site.url + "/b"))
+        while not site.requests:  # robots.txt has been asked
+            await asyncio.sleep(0.01)
+        first.cancel()
+        response = await asyncio.wait_for(second, 30)
+        with pytest.raises(asyncio.CancelledError):
+            await first
+    assert response.status == 200 and response.final_url == site.url + "/b"
+    assert paths(site) == ["/robots.txt", "/b"]
