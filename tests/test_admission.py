@@ -600,3 +600,48 @@ async def test_lanes_without_a_maker_refuse_a_key_they_cannot_make():
     made = lanes.get("host.example", lambda: Lane(3))
     assert lanes.get("host.example") is made and made.limit == 3
     assert Lanes().find("anything") is None
+
+
+async def test_the_lane_a_run_may_give_up_is_the_first_it_took_in_nested_turns():
+    """A page read waits for its host, then (inside) for the transport's admission, on one clock: the
+    slot it may be asked to give up stays its host's, and is no one's once it is out of both."""
+    host, upstream = Lane(1), Lane(1)
+    clock = EngineClock(10, 10)
+    async with turn([host], clock):
+        async with turn([upstream], clock):
+            assert clock.lane is host and upstream.holders == [clock]
+        assert clock.lane is host and upstream.holders == []
+    assert clock.lane is None and host.holders == []
+
+
+async def test_two_requests_queued_at_once_each_take_the_slot_of_another_background_run():
+    lane = Lane(2)
+    clocks = [EngineClock(10, 10), EngineClock(10, 10)]
+    release = asyncio.Event()
+
+    async def hold(clock: EngineClock) -> None:
+        async with turn([lane], clock):
+            await release.wait()
+
+    holders = [asyncio.create_task(hold(clock)) for clock in clocks]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    for clock in clocks:
+        clock.background = True  # nobody waits for them (set directly: no waiter yet to make way for)
+    waiters = [asyncio.create_task(lane.acquire(until=asyncio.get_running_loop().time() + 10)) for _ in range(2)]
+    await asyncio.sleep(0)  # both queue in this turn of the loop, before either holder has stopped
+    assert [clock.preempted for clock in clocks] == [True, True]  # the second did not pick the first's victim
+    await asyncio.wait_for(asyncio.gather(*waiters), 5)
+    await asyncio.gather(*holders, return_exceptions=True)
+    assert all(holder.cancelled() for holder in holders) and lane.active == 2
+
+
+async def test_admitted_at_is_the_first_admission_of_the_run():
+    lane = Lane(1)
+    clock = EngineClock(10, 10)
+    async with turn([lane], clock):
+        first = clock.admitted_at
+    await asyncio.sleep(0.01)
+    async with turn([lane], clock):  # a follow-up request of the same run
+        pass
+    assert clock.admitted and clock.admitted_at == first
