@@ -346,10 +346,12 @@ async def test_a_disallow_all_verdict_says_why_and_names_the_rfc():
 async def test_no_answer_at_all_is_the_reads_own_error_and_nothing_is_kept(failure, code, status_key):
     store = CountingState()
     policy = RobotsPolicy(settings(), store, ScriptedGetter(failure))
+    long_url = "http://site.example/page?" + "q" * 600
     with pytest.raises(FetchError) as caught:
-        await policy.check(target("http://site.example/page"), soon())
+        await policy.check(target(long_url), soon())
     error = caught.value
     assert error.code == code and ("status" in error.details) is status_key
+    assert error.details["url"] == long_url[:500]  # a URL in an error is cut at 500 characters
     assert error.message.startswith("http://site.example/robots.txt could not be fetched, so the page was not read: ")
     assert store.puts == []
 
