@@ -58,8 +58,9 @@ async def test_a_memory_of_an_earlier_version_is_still_read_and_a_broken_one_is_
     memory = await pages.recalled(state, KEY, 1)
     assert memory.rows["bing"] == [Row(title="T", url="https://site1.example.org/asyncio/1", snippet="S",
                                        position=1, date=date(2026, 11, 2))]
-    for broken in ('{"shown": [], "rows": {"bing": [["https://x.example/", 1]]}}', "not json",
-                   '{"rows": {}}'):
+    for broken in ('{"shown": [], "rows": {"bing": [["https://x.example/", 1]]}}', "not json", '{"rows": {}}',
+                   '{"shown": [], "rows": {"bing": [[1]]}}', '{"shown": [], "rows": {"bing": [[]]}}',
+                   '{"shown": [], "rows": {"bing": ["https://x.example/"]}}'):
         await state.cache_put(f"pages:{KEY}:2", broken, 60)
         assert await pages.recalled(state, KEY, 2) is None
     assert await pages.recalled(state, KEY, 3) is None

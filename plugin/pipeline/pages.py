@@ -55,7 +55,7 @@ async def recalled(state: State, key: str, page: int) -> PageMemory | None:
         found = json.loads(raw)
         shown = [item for item in found["shown"] if isinstance(item, str)]
         rows = {engine: [_row(item) for item in items] for engine, items in found.get("rows", {}).items()}
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None  # an unreadable memory is a page to work out again
     return PageMemory(shown=shown, rows=rows)
 
@@ -69,6 +69,8 @@ def _compact(row: Row, shown: bool) -> list:
 def _row(item: list | dict) -> Row:
     if isinstance(item, dict):  # written by an earlier version, rows whole
         return row_from_json(item)
+    if not isinstance(item, list) or not item or not isinstance(item[0], str):
+        raise TypeError("not a row of a page's memory")
     if len(item) == 1:  # a row a page showed: its URL alone (its place is its index in the list)
         return Row(title="", url=item[0], snippet="", position=0)
     url, position, title, snippet, when, source = item
