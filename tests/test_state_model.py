@@ -12,7 +12,7 @@ budgets and the passing of time, and after every step the store answers what a d
 - Redis: a real redis-server (`METASEARCH_TEST_REDIS_URL`, or one of our own). Redis keeps time itself,
   so its machine does not move the clock (no expiry, no budgets); each example has its own key prefix.
 
-Examples: a third of the profile's (`stable`, CI's: 33; `explore`: 666), each of up to 30 steps.
+Examples: a quarter of the profile's (`stable`, CI's: 25; `explore`: 500), each of up to 30 steps.
 """
 
 from __future__ import annotations
@@ -399,7 +399,7 @@ class RedisMachine(StoreMachine):
 
 
 def examples(steps: int = 30) -> hypothesis_settings:
-    return hypothesis_settings(max_examples=max(1, hypothesis_settings.default.max_examples // 3),
+    return hypothesis_settings(max_examples=max(1, hypothesis_settings.default.max_examples // 4),
                                stateful_step_count=steps, deadline=None)
 
 
