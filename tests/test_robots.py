@@ -207,7 +207,7 @@ async def test_a_robots_txt_redirected_to_a_private_address_is_unavailable(stand
         response = await reader.fetch(site.url + "/post")
         assert response.status == 200 and paths(site) == ["/robots.txt", "/post"]
         verdict_kept = json.loads(await reader.state.cache_get(f"robots:{site.url}"))
-    assert verdict_kept["kind"] == "allow_all" and "private" in verdict_kept["why"]
+    assert verdict_kept == {"kind": "allow_all", "text": "", "why": "redirected to a private address"}
 
 
 async def test_a_site_whose_own_name_is_private_is_refused_not_allowed(standins):
@@ -225,7 +225,8 @@ async def test_a_getter_refusing_a_private_redirect_target_allows_and_refusing_t
     redirected = FetchError("private_address", "redirected to http://127.0.0.2/robots.txt: private",
                             url="http://127.0.0.2/robots.txt")
     policy = RobotsPolicy(settings(), MemoryState(), ScriptedGetter(redirected))
-    assert (await policy.rules("http://site.example", soon())).kind == "allow_all"
+    assert await policy.rules("http://site.example", soon()) == RobotsRules("allow_all",
+                                                                           why="redirected to a private address")
     itself = FetchError("private_address", "site.example resolves to a private address",
                         url="http://site.example/robots.txt")
     policy = RobotsPolicy(settings(), MemoryState(), ScriptedGetter(itself))
