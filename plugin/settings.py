@@ -585,6 +585,11 @@ class Settings(BaseSettings):
     page_memory_s: float = Field(
         3600, ge=60, description="How long the URLs a page showed are remembered, so the next page of the same "
                                  "query never repeats them")
+    state_max_bytes: int = Field(
+        4_000_000, ge=10_000,
+        description="Most bytes of cached values one state store keeps (engines' answers, page memory, read pages, "
+                    "robots.txt verdicts); past it the oldest written go first. Per process for the memory store, "
+                    "per file for SQLite, for every process sharing one Redis")
     budget_per_minute: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_BUDGETS),
         description="Engine (or engine@endpoint) -> searches per minute shared by every process using the "

@@ -25,6 +25,7 @@ def clean_env(monkeypatch, tmp_path):
         if name.startswith("METASEARCH_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))  # `config` looks at the store: not the user's
     return tmp_path
 
 

@@ -366,23 +366,29 @@ async def test_memory_state_cache_entry_is_gone_at_its_expiry_time():
     assert await state.cache_get("k") is None
 
 
-async def test_memory_state_cache_holds_1001_entries_then_drops_the_oldest_hundred():
+async def test_memory_state_cache_is_bounded_by_bytes_not_by_a_count_of_entries():
+    """Issue 29, item 23: a count cap let a thousand page memories evict every cached answer, and 1,000
+    large entries held tens of MB; the cap is in bytes (test_state_bytes.py pins it in every store)."""
     state = MemoryState(clock=FakeClock())
-    for i in range(1001):
+    for i in range(2000):
         await state.cache_put(f"k{i}", "v", 300)
-    assert await state.cache_get("k0") == "v"  # nothing dropped yet
-    await state.cache_put("new", "v", 300)
-    assert [await state.cache_get(k) for k in ("k0", "k99", "k100", "new")] == [None, None, "v", "v"]
+    assert await state.cache_get("k0") == "v"  # 2,000 small entries are far under the default cap
+    small = MemoryState(clock=FakeClock(), max_bytes=200_000)
+    for i in range(1001):
+        await small.cache_put(f"k{i}", "v" * 1000, 300)
+    assert await small.cache_get("k0") is None and await small.cache_get("k1000") == "v" * 1000
+    assert (await small.usage())["bytes"] <= 200_000
 
 
 async def test_a_full_memory_cache_drops_its_expired_entries_before_any_live_one():
     clock = FakeClock()
-    state = MemoryState(clock=clock)
-    for i in range(1001):
-        await state.cache_put(f"k{i}", "v", 1 if i < 5 else 300)
-    clock.now += 1  # k0..k4 expire now
-    await state.cache_put("new", "v", 300)
-    assert [await state.cache_get(k) for k in ("k4", "k5", "k99", "k1000", "new")] == [None, "v", "v", "v", "v"]
+    state = MemoryState(clock=clock, max_bytes=200_000)
+    for i in range(150):  # about 184,000 bytes (as Python holds them): not full yet
+        await state.cache_put(f"k{i}", "v" * 1000, 1 if i < 40 else 300)
+    clock.now += 1  # k0..k39 expire now
+    for i in range(150, 180):  # full: the expired go, not the oldest live ones
+        await state.cache_put(f"k{i}", "v" * 1000, 300)
+    assert [await state.cache_get(k) is not None for k in ("k39", "k40", "k41", "k179")] == [False, True, True, True]
 
 
 # ----- unanswered at exit (issue 21, item 7): one-shot processes learn that an engine hangs -----

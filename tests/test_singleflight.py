@@ -42,3 +42,41 @@ async def test_the_shared_work_is_cancelled_when_its_last_caller_gives_up_and_no
         return "fresh"
 
     assert await flight.run("key", quick) == "fresh"
+
+
+async def test_a_caller_arriving_just_after_the_last_one_left_starts_new_work():
+    """The work of a key nobody waits for is being cancelled; a caller that comes at once (before the
+    cancellation has run) gets new work, not the cancelled one."""
+    flight: SingleFlight[str] = SingleFlight()
+    started = asyncio.Event()
+
+    async def slow() -> str:
+        started.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    async def quick() -> str:
+        return "fresh"
+
+    leaving = asyncio.create_task(flight.run("key", slow))
+    await started.wait()
+    leaving.cancel()  # the only caller gives up...
+    arriving = asyncio.create_task(flight.run("key", quick))  # ...and another asks in the same turn of the loop
+    assert await arriving == "fresh"
+    await asyncio.gather(leaving, return_exceptions=True)
+    assert leaving.cancelled()
+
+
+async def test_callers_of_different_keys_do_not_share_work():
+    flight: SingleFlight[str] = SingleFlight()
+    calls = []
+
+    async def work(name: str) -> str:
+        calls.append(name)
+        await asyncio.sleep(0)
+        return name
+
+    assert await asyncio.gather(flight.run("a", lambda: work("a")), flight.run("b", lambda: work("b")),
+                                flight.run("a", lambda: work("a2"))) == ["a", "b", "a"]
+    assert sorted(calls) == ["a", "b"]
+    assert await flight.run("a", lambda: work("a3")) == "a3"  # done: the next call runs again

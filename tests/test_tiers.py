@@ -166,6 +166,30 @@ CASES = [
       (back(2.625, 3, "a", "b"), Wait(4.75)),  # 2 of 6 asked: no quorum
       (back(2.75, 5, "x"), Wait(3.25)),  # 3 of 6: the quorum, then the grace
       (Tick(3.25), Answer(SOFT_SHORT))]),
+    ("after the fallback starts, the quorum counts the fallback engines (issue 29, item 12)",
+     "a b c d", "x y", RULES,
+     [(back(0.25, 2, "a", "b"), Wait(0.75)),  # 2 of 4: the quorum, and its grace
+      (Tick(0.75), StartFallback(("x", "y"))),
+      (Tick(0.75), Wait(2.5)),  # 2 of 6 now: the quorum held by the primaries alone is gone
+      (Tick(2.5), Wait(4.75)),  # so the soft deadline does not answer with fewer rows
+      (back(3.0, 4, "x"), Wait(3.5)),  # 3 of 6, a fallback engine among them: the quorum, and its grace
+      (Tick(3.5 - JUST_BEFORE), Wait(3.5)),
+      (Tick(3.5), Answer(SOFT_SHORT))]),
+    ("a fallback engine queued for admission is still one the quorum waits for",
+     "a b", "x", RULES,
+     [(back(0.25, 1, "a"), Wait(0.75)),  # 1 of 2
+      (Tick(0.75), StartFallback(("x",))),
+      (queued(0.75, "x"), Wait(None)),
+      (queued(1.0), Wait(2.5)),  # 1 of 3: no quorum (the search's clock stood still at 0.75 meanwhile)
+      (back(1.25, 2, "x"), Wait(2.5)),  # 2 of 3 at 1.0 on the search's clock: the quorum, and its grace
+      (Tick(2.75 - JUST_BEFORE), Wait(2.5)),
+      (Tick(2.75), Answer(SOFT_SHORT))]),
+    ("an engine queued for admission is one the quorum waits for, even without a grace",
+     "a b c", "", Rules(limit=2, quorum=0.5, grace=0.0, soft=2.5, hard=4.75),
+     [(queued(0.125, "b"), Wait(None)),
+      (back(0.25, 2, "a"), Wait(None)),  # 1 of 3 (b queued counts): no quorum, limit rows or not
+      (queued(0.5), Wait(2.5)),
+      (back(0.75, 2, "c"), Answer(ENOUGH))]),  # 2 of 3, limit rows, no grace to wait
     ("an answer is final",
      "a b", "x", RULES,
      [(back(0.125, 8, "a", "b"), Answer(ALL_BACK)),
@@ -180,6 +204,8 @@ def test_each_decision(case, first, second, rules, sequence):
     for number, (event, expected) in enumerate(sequence):
         state, action = step(state, event)
         assert action == expected, (number, event)
+        # The state handed back agrees with itself: it holds a quorum exactly when it says since when.
+        assert (state.quorum_at is not None) == state.has_quorum, (number, event)
 
 
 def test_the_rules_read_the_settings_and_keep_back_the_answer_reserve():

@@ -27,6 +27,7 @@ import os
 import queue
 import random
 import sqlite3
+import sys
 import threading
 import time
 import weakref
@@ -66,6 +67,10 @@ class State(Protocol):
 
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None: ...
 
+    async def usage(self) -> dict[str, object] | None:
+        """How full the cache is (`usage_report`): bytes counted against `state_max_bytes`, entries."""
+        ...
+
     async def spend(self, engine: str, per_minute: int) -> bool:
         """Take one request from the engine's budget for this minute; False when it is used up."""
         ...
@@ -98,14 +103,36 @@ def _window(now: float) -> int:
     return int(now // 60)
 
 
-class MemoryState:
-    backend = "memory"
+# The cap on cached values a store keeps, unless it is given one (`state_max_bytes`).
+DEFAULT_MAX_BYTES: int = Settings.model_fields["state_max_bytes"].default
+# How often at most the memory store looks through its cache for expired entries when it is full.
+SWEEP_S = 30.0
 
-    def __init__(self, warnings: list[str] | None = None, clock: Callable[[], float] = time.time) -> None:
+
+def usage_report(used: int, entries: int, max_bytes: int) -> dict[str, object]:
+    """How full a store's cache is, as `/health` and `metasearch config` say it."""
+    return {"bytes": used, "max_bytes": max_bytes, "entries": entries,
+            "used_percent": round(100 * used / max_bytes, 1) if max_bytes else 0.0}
+
+
+class MemoryState:
+    """In-process state. The cache holds at most `max_bytes` of entries (as Python holds them: the key's
+    and the value's objects and the entry around them); past it the oldest written go first, after the
+    expired ones (looked for at most every SWEEP_S while full). An entry larger than the cap, or with no
+    time to live, is not kept."""
+
+    backend = "memory"
+    ENTRY_BYTES = 120  # the dict slot, the tuple and the expiry around a key and a value
+
+    def __init__(self, warnings: list[str] | None = None, clock: Callable[[], float] = time.time,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.warnings: list[str] = list(warnings or [])
         self.clock = clock
+        self.max_bytes = max_bytes
         self._cooldowns: dict[str, CooldownEntry] = {}
-        self._cache: dict[str, tuple[float, str]] = {}
+        self._cache: dict[str, tuple[float, str, int]] = {}  # key -> (expires, value, bytes), oldest first
+        self._cache_bytes = 0
+        self._swept = float("-inf")
         self._budget: dict[tuple[str, int], int] = {}
 
     async def get(self, engine: str) -> CooldownEntry | None:
@@ -128,17 +155,35 @@ class MemoryState:
 
     async def cache_get(self, key: str) -> str | None:
         found = self._cache.get(key)
-        if found is None or found[0] <= self.clock():
-            self._cache.pop(key, None)
+        if found is None:
+            return None
+        if found[0] <= self.clock():
+            self._forget(key)
             return None
         return found[1]
 
+    def _forget(self, key: str) -> None:
+        found = self._cache.pop(key, None)
+        if found is not None:
+            self._cache_bytes -= found[2]
+
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
-        if len(self._cache) > 1000:  # bounded: drop expired entries, then the oldest
-            now = self.clock()
-            for k in [k for k, (expires, _) in self._cache.items() if expires <= now] or list(self._cache)[:100]:
-                self._cache.pop(k, None)
-        self._cache[key] = (self.clock() + ttl_s, value)
+        self._forget(key)  # a new value is the newest entry, whatever its key held before
+        size = sys.getsizeof(key) + sys.getsizeof(value) + self.ENTRY_BYTES
+        if size > self.max_bytes or ttl_s <= 0:
+            return
+        now = self.clock()
+        self._cache[key] = (now + ttl_s, value, size)
+        self._cache_bytes += size
+        if self._cache_bytes > self.max_bytes and now - self._swept >= SWEEP_S:
+            self._swept = now
+            for expired in [k for k, (expires, _, _) in self._cache.items() if expires <= now]:
+                self._forget(expired)
+        while self._cache_bytes > self.max_bytes:
+            self._forget(next(iter(self._cache)))
+
+    async def usage(self) -> dict[str, object]:
+        return usage_report(self._cache_bytes, len(self._cache), self.max_bytes)
 
     async def spend(self, engine: str, per_minute: int) -> bool:
         window = _window(self.clock())
@@ -157,11 +202,80 @@ class MemoryState:
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cooldowns (engine TEXT PRIMARY KEY, until REAL, failures INTEGER, status TEXT,
                                       detail TEXT, written REAL);
-CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, expires REAL, value TEXT);
+CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, expires REAL, value TEXT, size INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS budget (engine TEXT, window INTEGER, used INTEGER, PRIMARY KEY (engine, window));
 CREATE INDEX IF NOT EXISTS cache_expires ON cache (expires);
 CREATE INDEX IF NOT EXISTS cooldowns_written ON cooldowns (written);
 """
+
+# The cache's size, kept up to date by every process's writes (triggers), so that a full store knows how
+# much to drop without adding its rows up. Created in one transaction, before the first write that counts.
+_CACHE_BYTES = """
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS cache_bytes (total INTEGER NOT NULL);
+INSERT INTO cache_bytes SELECT coalesce(sum(size), 0) FROM cache WHERE NOT EXISTS (SELECT 1 FROM cache_bytes);
+CREATE TRIGGER IF NOT EXISTS cache_added AFTER INSERT ON cache BEGIN
+    UPDATE cache_bytes SET total = total + new.size; END;
+CREATE TRIGGER IF NOT EXISTS cache_removed AFTER DELETE ON cache BEGIN
+    UPDATE cache_bytes SET total = total - old.size; END;
+COMMIT;
+"""
+# What a cache row costs beyond its key (stored twice: the row and its index) and its value, in bytes.
+ROW_BYTES = 40
+# The write-ahead log is folded into the file every this many pages, and cut back to this size after.
+WAL_PAGES = 256
+WAL_BYTES = 2 * 1024 * 1024
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    """The tables, the cache's byte count and its triggers, on a new file or one of an earlier version."""
+    def counted() -> bool:
+        return "size" in {row[1] for row in db.execute("PRAGMA table_info(cache)")}
+
+    db.executescript(_SCHEMA)
+    if not counted():
+        # Written by a version that did not count bytes: its cache entries (a cache) are dropped, once (the
+        # check is made again under the lock: another process opening the file may have done it since).
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not counted():
+                db.execute("DROP TABLE IF EXISTS cache_bytes")
+                db.execute("DROP TABLE cache")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        db.executescript(_SCHEMA)
+    found = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN "
+                       "('cache_bytes', 'cache_added', 'cache_removed')").fetchone()[0]
+    if found < 3:
+        db.executescript(_CACHE_BYTES)
+
+
+def _cache_size(key: str, value: str) -> int:
+    return 2 * len(key.encode()) + len(value.encode()) + ROW_BYTES
+
+
+def _evict_oldest(db: sqlite3.Connection, max_bytes: int) -> None:
+    """Drop the oldest written cache rows until the cache holds at most `max_bytes`."""
+    excess = db.execute("SELECT total FROM cache_bytes").fetchone()[0] - max_bytes
+    if excess <= 0:
+        return
+    freed, last = 0, None
+    cursor = db.execute("SELECT rowid, size FROM cache ORDER BY rowid")
+    while freed < excess:
+        rows = cursor.fetchmany(64)
+        if not rows:
+            break
+        for rowid, size in rows:
+            freed, last = freed + size, rowid
+            if freed >= excess:
+                break
+    cursor.close()
+    if last is not None:
+        db.execute("DELETE FROM cache WHERE rowid <= ?", (last,))
+
 
 # How long the store's writer waits for another process's write lock before a batch of writes fails.
 # Writes never hold an answer up, so this can be long enough for several processes writing at once.
@@ -250,10 +364,15 @@ def _write_loop(writes: "queue.SimpleQueue[_Write | None]", db: sqlite3.Connecti
 
 
 def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
-    try:
-        wanted = [write for write in batch if write.needed is None or write.needed(db)]
-    except sqlite3.Error:
-        wanted = batch
+    wanted = batch
+    # A write that would change nothing takes no lock, but only in a batch of such writes: behind any
+    # other write of the batch (a failure, then a success clearing it) its check, made before that write
+    # ran, could be wrong, and the lock is taken for that write anyway.
+    if all(write.needed is not None for write in batch):
+        try:
+            wanted = [write for write in batch if write.needed(db)]  # type: ignore[misc]
+        except sqlite3.Error:
+            wanted = batch
     if len(wanted) < len(batch):
         kept = set(map(id, wanted))
         for write in batch:
@@ -316,17 +435,26 @@ class SqliteState:
       WRITE_BUSY_S for another process's lock. Until a write is committed this store answers its own
       reads from it (a search sees the answer it just cached). `update` and `spend`, whose result the
       caller needs, wait for it at most `wait_s`: then `update` answers the entry the change would have
-      made of the last one known, and `spend` lets the request go (the write still happens).
+      made of the last one known, and this store's reads answer that entry until the write is committed
+      (a failure recorded while another process holds the file benches the engine here at once), and
+      `spend` lets the request go (the write still happens).
+    - Writes are committed in batches, in order. A write that would change nothing (a clear of an engine
+      with no entry, the usual success) is asked first and takes no lock, but only in a batch of such
+      writes: behind another write of its batch, its answer could be out of date.
+    - The cache holds at most `max_bytes` (keys, values and a row's overhead, counted by trigger in the
+      file so that every process sharing it keeps one count); past it the oldest written rows go.
     - `flush()` waits for the writes queued so far; `close()` (and `close_at_exit()`) commits every
       queued write first, so a CLI process that exits has stored what it learnt.
     """
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time, wait_s: float = 0.25):
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time, wait_s: float = 0.25,
+                 max_bytes: int = DEFAULT_MAX_BYTES):
         self.path = path
         self.clock = clock
         self.wait_s = wait_s
+        self.max_bytes = max_bytes
         self.warnings: list[str] = []
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = self._open(path, WRITE_BUSY_S)  # the writer thread's connection
@@ -338,6 +466,7 @@ class SqliteState:
         self._lock = threading.Lock()
         self._unsaved_cache: dict[str, tuple[float, str]] = {}
         self._unsaved_cooldowns: dict[str, CooldownEntry | _Cleared] = {}
+        self._cooldown_writes: dict[str, int] = {}  # cooldown writes queued so far, by engine
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=_write_loop, args=(self._writes, self._db),
                                         name="metasearch-sqlite-write", daemon=True)
@@ -360,7 +489,9 @@ class SqliteState:
                     db.execute("PRAGMA journal_mode=WAL")  # persistent: only the first process pays for it
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute(f"PRAGMA busy_timeout={int(busy_s * 1000)}")
-                db.executescript(_SCHEMA)
+                db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
+                db.execute(f"PRAGMA journal_size_limit={WAL_BYTES}")
+                _prepare(db)
                 db.execute("PRAGMA quick_check").fetchone()
                 return db
             except sqlite3.OperationalError as exc:
@@ -503,6 +634,7 @@ class SqliteState:
         written = self.clock()  # when it was asked, not when the writer got to it
         with self._lock:
             self._unsaved_cooldowns[engine] = entry
+            self._cooldown_writes[engine] = self._cooldown_writes.get(engine, 0) + 1
         self._background(lambda db: db.execute("INSERT OR REPLACE INTO cooldowns VALUES (?, ?, ?, ?, ?, ?)",
                                                (engine, entry.until, entry.failures, entry.status, entry.detail,
                                                 written)),
@@ -516,30 +648,49 @@ class SqliteState:
     async def clear(self, engine: str) -> None:
         marker = _Cleared()
         with self._lock:
-            unsaved = engine in self._unsaved_cooldowns
             self._unsaved_cooldowns[engine] = marker
-        # Nothing stored for it (the usual case after a success): no write lock taken.
-        needed = None if unsaved else (lambda db: db.execute("SELECT 1 FROM cooldowns WHERE engine = ?",
-                                                             (engine,)).fetchone() is not None)
-        self._background(lambda db: db.execute("DELETE FROM cooldowns WHERE engine = ?", (engine,)), needed=needed,
+            self._cooldown_writes[engine] = self._cooldown_writes.get(engine, 0) + 1
+        # Nothing stored for it (the usual case after a success): no write lock taken (see _commit).
+        self._background(lambda db: db.execute("DELETE FROM cooldowns WHERE engine = ?", (engine,)),
+                         needed=lambda db: db.execute("SELECT 1 FROM cooldowns WHERE engine = ?",
+                                                      (engine,)).fetchone() is not None,
                          after=self._forget_unsaved(self._unsaved_cooldowns, engine, marker))
 
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
+        """Kept until `ttl_s` from now, or until it is among the oldest written when the cache holds more
+        than `max_bytes` (an entry larger than that, or with no time to live, is not kept, and what the key
+        held is dropped)."""
         now = self.clock()
-        item = (now + ttl_s, value)
+        size = _cache_size(key, value)
+        kept = size <= self.max_bytes and ttl_s > 0
+        item = (now + ttl_s, value) if kept else (now, "")  # not kept: this process's reads miss at once
         with self._lock:
             self._unsaved_cache[key] = item
 
         def work(db):
             db.execute("DELETE FROM cache WHERE expires <= ?", (now,))
-            db.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?)", (key, item[0], value))
+            db.execute("DELETE FROM cache WHERE key = ?", (key,))  # a new value is the newest row
+            if kept:
+                db.execute("INSERT INTO cache VALUES (?, ?, ?, ?)", (key, item[0], value, size))
+                _evict_oldest(db, self.max_bytes)
         self._background(work, after=self._forget_unsaved(self._unsaved_cache, key, item))
 
-    async def _answer(self, work, fallback: Callable[[BaseException], T]) -> T:
-        """A write whose result the caller needs, waited for at most `wait_s`; `fallback(reason)` otherwise."""
+    @_degrades(None)
+    async def usage(self) -> dict[str, object] | None:
+        """How full the cache is, as committed (what every process sharing the file sees)."""
+        def work(db):
+            used = db.execute("SELECT total FROM cache_bytes").fetchone()[0]
+            return usage_report(used, db.execute("SELECT count(*) FROM cache").fetchone()[0], self.max_bytes)
+        return await self._read(work)
+
+    async def _answer(self, work, fallback: Callable[[BaseException], T], after: Callable[[], None] | None = None) -> T:
+        """A write whose result the caller needs, waited for at most `wait_s`; `fallback(reason)` otherwise.
+        `after` runs once the write is done either way (at once when it could not be queued)."""
         try:
-            future = self._queue(work)
+            future = self._queue(work, after=after)
         except sqlite3.Error as exc:
+            if after is not None:
+                after()
             _store_failed(self.path, exc)
             return fallback(exc)
         try:
@@ -565,8 +716,26 @@ class SqliteState:
 
         with self._lock:
             known = self._known(engine)
-        # Unrecorded (or not yet): the caller still learns the window it would have had.
-        return await self._answer(work, lambda reason: change(known))
+            ticket = self._cooldown_writes[engine] = self._cooldown_writes.get(engine, 0) + 1
+        pending: dict[str, object] = {"done": False, "entry": None}
+
+        def after() -> None:  # on the writer thread: committed (or failed), so the file answers from now on
+            with self._lock:
+                pending["done"] = True
+                if pending["entry"] is not None and self._unsaved_cooldowns.get(engine) is pending["entry"]:
+                    del self._unsaved_cooldowns[engine]
+
+        def fallback(reason: BaseException) -> CooldownEntry:
+            # Unrecorded (or not yet): the caller still learns the window it would have had, and until the
+            # write is committed this process's reads answer it, unless a later write of ours replaced it.
+            entry = change(known)
+            with self._lock:
+                if not pending["done"] and self._cooldown_writes.get(engine) == ticket:
+                    self._unsaved_cooldowns[engine] = entry
+                    pending["entry"] = entry
+            return entry
+
+        return await self._answer(work, fallback, after)
 
     async def spend(self, engine: str, per_minute: int) -> bool:
         def work(db):
@@ -603,10 +772,50 @@ class RedisUnavailable(Exception):
     pass
 
 
-class RedisState:
-    backend = "redis"
+# A cache write on Redis, as one atomic script: the expired entries' bytes are taken off first (64 at most per
+# write), then what the key held; the value is set; past the cap the oldest written go until it fits.
+# KEYS: the value's key, the write order (a sorted set), the expiry times (a sorted set), the sizes (a hash),
+#       the byte count, the write counter.  ARGV: the value, its ttl in ms, its size, now in ms, the cap.
+_REDIS_CACHE_PUT = """
+local key, order, expiry, sizes, total, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local function drop(name)
+  local size = tonumber(redis.call('HGET', sizes, name) or '0')
+  redis.call('DEL', name)
+  redis.call('HDEL', sizes, name)
+  redis.call('ZREM', order, name)
+  redis.call('ZREM', expiry, name)
+  if size > 0 then redis.call('DECRBY', total, size) end
+end
+for _, name in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', ARGV[4], 'LIMIT', 0, 64)) do drop(name) end
+drop(key)
+local size, cap = tonumber(ARGV[3]), tonumber(ARGV[5])
+if size > cap or tonumber(ARGV[2]) <= 0 then return 0 end
+redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', order, redis.call('INCR', counter), key)
+redis.call('ZADD', expiry, tonumber(ARGV[4]) + tonumber(ARGV[2]), key)
+redis.call('HSET', sizes, key, size)
+local used = redis.call('INCRBY', total, size)
+while used > cap do
+  local oldest = redis.call('ZRANGE', order, 0, 0)[1]
+  if not oldest then break end
+  drop(oldest)
+  used = tonumber(redis.call('GET', total) or '0')
+end
+return 1
+"""
 
-    def __init__(self, url: str, prefix: str = "metasearch:"):
+
+class RedisState:
+    """State on Redis, shared by every process that uses the same server and prefix. The cache holds at most
+    `max_bytes` of entries in all (values, their keys and the bookkeeping of each), counted by the cache
+    writes themselves in an atomic script (plain Redis, not Redis Cluster: it touches keys it computes);
+    past it the oldest written go first, after the expired ones. The server's own `maxmemory` is left alone:
+    it is the operator's, and shared with whatever else uses that Redis."""
+
+    backend = "redis"
+    ENTRY_BYTES = 64
+
+    def __init__(self, url: str, prefix: str = "metasearch:", max_bytes: int = DEFAULT_MAX_BYTES):
         import importlib.util
 
         if importlib.util.find_spec("redis") is None:  # fail here, at construction, when the extra is missing
@@ -614,6 +823,7 @@ class RedisState:
 
         self.url = url
         self.prefix = prefix
+        self.max_bytes = max_bytes
         self.warnings: list[str] = []
         # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its
         # own client, closed when its loop ends (LoopBound) or at close().
@@ -689,8 +899,22 @@ class RedisState:
     async def cache_get(self, key: str) -> str | None:
         return await self._call("get", self._key("cache", key))
 
+    def _cache_keys(self, key: str) -> list[str]:
+        meta = self.prefix + "cache-meta:"
+        return [self._key("cache", key), meta + "order", meta + "expiry", meta + "sizes", meta + "bytes",
+                meta + "written"]
+
     async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
-        await self._call("set", self._key("cache", key), value, ex=max(1, int(ttl_s)))
+        keys = self._cache_keys(key)
+        size = 4 * len(keys[0].encode()) + len(value.encode()) + self.ENTRY_BYTES  # the key: in 4 places
+        ttl_ms = max(1, round(ttl_s * 1000)) if ttl_s > 0 else 0  # never 0 for a value kept (Redis refuses it)
+        await self._call("eval", _REDIS_CACHE_PUT, len(keys), *keys, value, ttl_ms, size,
+                         int(time.time() * 1000), self.max_bytes)
+
+    async def usage(self) -> dict[str, object]:
+        keys = self._cache_keys("")
+        used = await self._call("get", keys[4])
+        return usage_report(int(used or 0), int(await self._call("hlen", keys[3])), self.max_bytes)
 
     async def spend(self, engine: str, per_minute: int) -> bool:
         key = self._key("budget", f"{engine}:{_window(time.time())}")
@@ -764,6 +988,9 @@ class FailoverState:
     async def cache_put(self, key, value, ttl_s):
         return await self._run("cache_put", key, value, ttl_s)
 
+    async def usage(self):
+        return await self._run("usage")
+
     async def spend(self, engine, per_minute):
         return await self._run("spend", engine, per_minute)
 
@@ -792,22 +1019,56 @@ def state_path(settings: Settings) -> Path:
 def embedded_state(settings: Settings) -> State:
     path = state_path(settings)
     try:
-        return SqliteState(path, wait_s=settings.state_wait_ms / 1000)
+        return SqliteState(path, wait_s=settings.state_wait_ms / 1000, max_bytes=settings.state_max_bytes)
     except (sqlite3.Error, OSError) as exc:
         message = f"state store {path} unusable ({type(exc).__name__}: {exc}); using in-memory state"
         log.warning("%s", message)
-        return MemoryState(warnings=[message])
+        return MemoryState(warnings=[message], max_bytes=settings.state_max_bytes)
+
+
+async def state_usage(state: State, timeout_s: float = 2.0) -> dict[str, object]:
+    """Which store this is and how full its cache is (`usage_report`), as `/health` and `metasearch config`
+    say it; the figures are null when the store did not answer within `timeout_s`."""
+    report: dict[str, object] = {"backend": state.backend}
+    path = getattr(state, "path", None) or getattr(getattr(state, "fallback", None), "path", None)
+    if path is not None:
+        report["path"] = str(path)
+    try:
+        usage = await asyncio.wait_for(state.usage(), timeout_s)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a store that cannot say is said to be unknown, never an error
+        usage = None
+    report.update(usage or {"bytes": None, "max_bytes": getattr(state, "max_bytes", None), "entries": None,
+                            "used_percent": None})
+    return report
+
+
+def describe_state(settings: Settings) -> dict[str, object]:
+    """`state_usage` of the store these settings open, from outside any event loop (`metasearch config`).
+    An embedded store not created yet is reported empty, and is not created for it."""
+    path = state_path(settings)
+    embedded = settings.state_backend == "sqlite" or (settings.state_backend == "auto" and not settings.redis_url)
+    if embedded and not path.exists():
+        return {"backend": "sqlite", "path": str(path), **usage_report(0, 0, settings.state_max_bytes)}
+
+    async def read() -> dict[str, object]:
+        state = open_state(settings)
+        try:
+            return await state_usage(state)
+        finally:
+            await state.close()
+    return asyncio.run(read())
 
 
 def open_state(settings: Settings) -> State:
     backend = settings.state_backend
     if backend == "memory":
-        return MemoryState()
+        return MemoryState(max_bytes=settings.state_max_bytes)
     if backend == "redis" or (backend == "auto" and settings.redis_url):
         if not settings.redis_url:
-            return MemoryState(warnings=["state_backend is redis but METASEARCH_REDIS_URL is not set"])
+            return MemoryState(warnings=["state_backend is redis but METASEARCH_REDIS_URL is not set"],
+                               max_bytes=settings.state_max_bytes)
         try:
-            primary = RedisState(settings.redis_url)
+            primary = RedisState(settings.redis_url, max_bytes=settings.state_max_bytes)
         except ImportError:
             state = embedded_state(settings)
             state.warnings.append("METASEARCH_REDIS_URL is set but the redis package is not installed "

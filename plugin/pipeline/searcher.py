@@ -170,11 +170,11 @@ class Searcher:
         return shown, earlier
 
     async def remember_page(self, plan: SearchPlan, key: str, response: SearchResponse,
-                            runs: Sequence[EngineRun]) -> None:
-        """Keep what this page showed and the rows each engine kept for it."""
+                            runs: Sequence[EngineRun], shown_before: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        """Keep what this page showed and the rows each engine kept for it (pages.py: compactly)."""
         shown = [k for k in (identity(row.url) for row in response.results) if k]
         rows = {run.engine.name: list(run.kept) for run in runs if run.kept}
-        await pages.remember(self.state, key, plan.page, shown, rows, self.settings.page_memory_s)
+        await pages.remember(self.state, key, plan.page, shown, rows, self.settings.page_memory_s, shown_before)
 
     @checked_arguments
     async def search(self, query: object, *, now: datetime | None = None, cache: bool = True,
@@ -273,7 +273,7 @@ class Searcher:
             cached=any(run.cached for run in runs) and all(run.cached for run in runs if run.status in ANSWERED_STATUSES),
         )
         response = self._without_secrets(response)
-        await self.remember_page(plan, query_key, response, runs)
+        await self.remember_page(plan, query_key, response, runs, shown)
         return response
 
     @staticmethod

@@ -24,6 +24,8 @@ from plugin.reading.shells import SHELL_WARNING
 from plugin.settings import Settings
 
 log = get_logger("metasearch.reading")
+# How long after the reads' deadline a read the reader did not end itself is cut off (see attach_pages).
+BACKSTOP_S = 0.25
 
 
 def check_read(value: object, settings: Settings) -> int:
@@ -70,7 +72,11 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
             if text.strip():
                 return text
         try:
-            async with asyncio.timeout_at(deadline):
+            # The reader keeps the deadline itself, and knows why a read missed it: the page was slow
+            # (`timeout`) or never asked because our queue at its host was full (`overloaded`). This bound,
+            # a little later, is only a backstop: at the same moment it would cut the reader's own verdict
+            # off and call every miss a timeout.
+            async with asyncio.timeout_at(deadline + BACKSTOP_S):
                 document, _ = await reader.document(row.url, markdown=True, ignore_robots=False, deadline=deadline,
                                                     render=render)
             how[index] = (document.rendered, document.may_require_js,

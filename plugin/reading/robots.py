@@ -1,7 +1,8 @@
 """robots.txt for page reads, as RFC 9309 says, for the product token `metasearch`.
 
 - 2xx: the file's rules (Protego parses them; the first 512 KiB are read, the RFC's minimum is 500 KiB).
-- 4xx ("unavailable"), or more than five redirects: no rules, everything may be read.
+- 4xx ("unavailable"), more than five redirects (a loop among them), or a redirect to an address a
+  read may not reach (a private one): no rules, everything may be read.
 - 5xx ("unreachable"), or a hop of it that cannot be read: everything is disallowed, for
   `robots_error_ttl_s`, then the file is asked for again.
 - No HTTP answer at all (refused connection, unknown host, TLS failure, timeout): the site is down or out
@@ -9,18 +10,20 @@
   the read fails with that network error (`http_error` without a status, or `timeout`), not
   `blocked_by_robots`; nothing is kept, so the next read asks again.
 Verdicts are kept in the state store (`robots_cache_ttl_s`, 24 h by default, the RFC's upper bound for
-caching), so every process of a user, or of a fleet on Redis, asks a site for its robots.txt once.
+caching; a ttl of 0 keeps nothing), so every process of a user, or of a fleet on Redis, asks a site for
+its robots.txt once. Reads of one site started together share one lookup, which runs on its own: a read
+that is cancelled (its caller went away) leaves it to the others, and it stops only when none is left.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from engines.base import Response
 from plugin.errors import BLOCKED_BY_ROBOTS, HTTP_ERROR, OVERLOADED, PRIVATE_ADDRESS, TIMEOUT, FetchError
+from plugin.infra.singleflight import SingleFlight
 from plugin.infra.state import State
 from plugin.infra.transport import TransportError
 from plugin.reading.addresses import Target
@@ -57,7 +60,7 @@ class RobotsPolicy:
         self.state = state
         self.get = get
         self._parsed: dict[str, object] = {}  # robots.txt text -> Protego, for this process
-        self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
+        self._lookups: SingleFlight[RobotsRules] = SingleFlight()
 
     async def check(self, target: Target, deadline: float) -> None:
         """Nothing when `target` may be read; FetchError blocked_by_robots otherwise, or the network error
@@ -95,25 +98,15 @@ class RobotsPolicy:
                 return RobotsRules(**json.loads(cached))
             except (ValueError, TypeError):
                 pass  # an entry from another version: ask again
-        # Reads of one site started together share one request for its robots.txt.
-        pending = self._pending.get(origin)
-        if pending is not None and pending.get_loop() is asyncio.get_running_loop():
-            return await asyncio.shield(pending)
-        future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
-        self._pending[origin] = future
-        try:
-            rules = await self._fetch(origin, deadline)
-            ttl = self.settings.robots_error_ttl_s if rules.kind == "disallow_all" else self.settings.robots_cache_ttl_s
-            if ttl > 0:
-                await self.state.cache_put(key, json.dumps(rules.__dict__), ttl)
-            future.set_result(rules)
-            return rules
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved here, so an unawaited future does not log it
-            raise
-        finally:
-            self._pending.pop(origin, None)
+        # Reads of one site started together share one lookup (a task of its own: see the docstring).
+        return await self._lookups.run(origin, lambda: self._lookup(key, origin, deadline))
+
+    async def _lookup(self, key: str, origin: str, deadline: float) -> RobotsRules:
+        rules = await self._fetch(origin, deadline)
+        ttl = self.settings.robots_error_ttl_s if rules.kind == "disallow_all" else self.settings.robots_cache_ttl_s
+        if ttl > 0:
+            await self.state.cache_put(key, json.dumps(rules.__dict__), ttl)
+        return rules
 
     async def _fetch(self, origin: str, deadline: float) -> RobotsRules:
         url = origin + "/robots.txt"
@@ -122,8 +115,11 @@ class RobotsPolicy:
         except TooManyRedirects:
             return RobotsRules("allow_all", why="redirected more than five times")
         except FetchError as exc:
-            if exc.code == PRIVATE_ADDRESS and exc.details.get("url") == url:
-                raise  # the site itself is out of reach: that, not robots.txt, is why it cannot be read
+            if exc.code == PRIVATE_ADDRESS:
+                if exc.details.get("url") == url:
+                    raise  # the site itself is out of reach: that, not robots.txt, is why it cannot be read
+                # Redirected where no read may go: the file cannot be had, as with a 4xx ("unavailable").
+                return RobotsRules("allow_all", why="redirected to a private address")
             # No answer (or none asked: our own queue was full): the page's error, never a robots verdict.
             if exc.code in (TIMEOUT, OVERLOADED) or (exc.code == HTTP_ERROR and exc.details.get("status") is None):
                 raise SiteUnreachable(exc.code, exc.message[:200]) from None

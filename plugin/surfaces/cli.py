@@ -454,9 +454,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_config(args: argparse.Namespace) -> int:
     from plugin.surfaces.catalog import masked_settings
 
-    # JSON either way; --json is accepted like on every other command.
+    from plugin.infra.state import describe_state
+
     settings = load_settings(args)
     data = masked_settings(settings)
+    data["state_store"] = describe_state(settings)  # which store, and how full its cache is
+    # JSON either way; --json is accepted like on every other command.
     data["warnings"] = settings.warnings  # a misspelt METASEARCH_* variable, with the closest setting
     for warning in settings.warnings:
         print(f"metasearch: warning: {warning}", file=sys.stderr)

@@ -225,7 +225,11 @@ async def health_handler(request: web.Request) -> web.Response:
         await asyncio.wait_for(searcher.state.cache_get("health:probe"), HEALTH_PROBE_S)
     except Exception as exc:  # noqa: BLE001 - whatever the store does, /health answers and says it
         problems.append(f"state store did not answer a read within {HEALTH_PROBE_S:.0f} s: {type(exc).__name__}")
+    from plugin.infra.state import state_usage
+
+    usage = await state_usage(searcher.state, HEALTH_PROBE_S)  # how full the store's cache is
     return web.json_response({"status": "ok", "version": VERSION, "state": searcher.state.backend,
+                              "state_store": usage,
                               "warnings": [*searcher.settings.warnings, *searcher.state.warnings, *problems],
                               "pid": os.getpid()})
 
