@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -540,7 +542,8 @@ def chromium_processes_under(folder: Path) -> list[int]:
 
 @needs_chromium
 @module_loop
-async def test_metasearch_fetch_renders_and_leaves_no_browser_behind(world, tmp_path):
+async def test_metasearch_fetch_renders_and_leaves_no_browser_behind(world, short_tmp):
+    tmp_path = short_tmp  # the browser's profile lands here, and its processes are found by it
     environment = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
     environment.update({"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
                         "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"], "METASEARCH_CACHE_TTL_S": "0",
@@ -556,7 +559,7 @@ async def test_metasearch_fetch_renders_and_leaves_no_browser_behind(world, tmp_
 
     before = world.outsider.connections
     code, data = await cli(world.url("/outside"))
-    assert code == 0 and data["rendered"] is True and JSON_SENTENCE in data["content"]
+    assert code == 0 and data["rendered"] is True and JSON_SENTENCE in data["content"], "\n".join(data["warnings"])
     code, data = await cli(world.url("/spa"), "--render", "never")
     assert code == 0 and data["may_require_js"] is True and data["rendered"] is False
     assert JSON_SENTENCE not in data["content"]
@@ -564,6 +567,41 @@ async def test_metasearch_fetch_renders_and_leaves_no_browser_behind(world, tmp_
     assert code == 0 and data["rendered"] is False and data["may_require_js"] is False
     assert world.outsider.connections == before == 0
     assert chromium_processes_under(tmp_path) == []
+
+
+@pytest.fixture
+def short_tmp():
+    """A temporary folder with a short path (a test runner's own may be too long for the browser to keep
+    its profile under; see the test below)."""
+    folder = Path(tempfile.mkdtemp(prefix="render-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@needs_chromium
+@module_loop
+async def test_a_long_temporary_directory_does_not_stop_the_browser(tmp_path, short_tmp, monkeypatch):
+    """Chromium puts a Unix socket under TMPDIR and will not start when its path is longer than 107 bytes:
+    the profile (the browser's TMPDIR) goes to /tmp then (it did not: every render failed under a long
+    TMPDIR, as pytest-xdist's workers have)."""
+    import plugin.reading.chromium as chromium
+
+    long = tmp_path / ("d" * 60)
+    long.mkdir()
+    monkeypatch.setenv("TMPDIR", str(long))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    short = short_tmp
+    assert chromium.profile_folder().startswith("/tmp/metasearch-chromium-")
+    monkeypatch.setenv("TMPDIR", str(short))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert chromium.profile_folder().startswith(str(short) + "/metasearch-chromium-")
+    monkeypatch.setenv("TMPDIR", str(long))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    browser = await chromium.Chromium.launch(CHROMIUM, deny_proxy_port=9)
+    try:
+        assert browser.version.startswith(("Chrome/", "HeadlessChrome/"))
+    finally:
+        await browser.close()
 
 
 async def _none_left(folder: Path) -> bool:

@@ -32,12 +32,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def worker_database(url: str) -> str:
+    """`url` on a database of this test worker's own (pytest-xdist runs workers side by side, and each test
+    empties its database first): gw0 on 1, gw1 on 2, ...; a run without workers keeps the URL's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw"):
+        return url
+    return url.rsplit("/", 1)[0] + f"/{int(worker[2:]) % 15 + 1}"
+
+
 @pytest.fixture
 def redis_url(request):
     """A real Redis: the one .ci/run started (METASEARCH_TEST_REDIS_URL), else one of our own."""
     shared = os.environ.get("METASEARCH_TEST_REDIS_URL")
     if shared:
         redis = pytest.importorskip("redis")
+        shared = worker_database(shared)
         client = redis.Redis.from_url(shared)
         try:
             client.flushdb()

@@ -53,6 +53,11 @@ def registered() -> tuple[object, ...]:
     return tuple(_KEPT + _TABLES)
 
 
+def registered_tables() -> tuple[object, ...]:
+    """The tables among them (`register_table`): kept by `forget_all()` unless asked."""
+    return tuple(_TABLES)
+
+
 def forget_all(*, tables: bool = False) -> None:
     """Empty every registered memo cache and forget every kept searcher and reader, closing each (see
     `KeptPerSettings.clear`; meant for between calls: a search still running on a forgotten searcher

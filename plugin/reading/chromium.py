@@ -204,6 +204,24 @@ def _quiet(task: asyncio.Task) -> None:
         task.exception()  # a late answer to a page already gone: nothing to do
 
 
+# Chromium puts a Unix socket at <TMPDIR>/org.chromium.Chromium.XXXXXX/SingletonSocket and will not start
+# when that path is longer than a socket address holds (107 bytes on Linux): a long TMPDIR (macOS's
+# /var/folders/…, a test runner's) must not stop renders. The browser's TMPDIR is its profile folder, kept
+# short enough.
+SOCKET_PATH_MAX = 107
+SOCKET_TAIL = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+
+
+def profile_folder() -> str:
+    """A new, empty profile folder: in the temporary directory when the browser's socket path fits under
+    it, else in /tmp."""
+    base = tempfile.gettempdir()
+    room = SOCKET_PATH_MAX - SOCKET_TAIL - len("/metasearch-chromium-XXXXXXXX")
+    if len(os.fsencode(base)) > room and os.access("/tmp", os.W_OK):
+        base = "/tmp"
+    return tempfile.mkdtemp(prefix="metasearch-chromium-", dir=base)
+
+
 class Chromium:
     """One running browser: its process (a group of its own), profile folder and DevTools connection."""
 
@@ -217,7 +235,7 @@ class Chromium:
 
     @classmethod
     async def launch(cls, executable: str, *, deny_proxy_port: int, timeout: float = LAUNCH_TIMEOUT_S) -> "Chromium":
-        profile = tempfile.mkdtemp(prefix="metasearch-chromium-")
+        profile = profile_folder()
         command_read, command_write = os.pipe()
         reply_read, reply_write = os.pipe()
         # Out of the way of 3 and 4, which the child's dup2 writes over.
@@ -228,6 +246,7 @@ class Chromium:
             process = await asyncio.create_subprocess_exec(
                 executable, *launch_flags(deny_proxy_port, profile),
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=log,
+                env={**os.environ, "TMPDIR": profile},
                 preexec_fn=_child_setup(child_command, child_reply), close_fds=False, start_new_session=True)
         except OSError as exc:
             for fd in (command_read, command_write, reply_read, reply_write, child_command, child_reply):
