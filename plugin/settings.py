@@ -845,14 +845,14 @@ class Settings(BaseSettings):
     @field_validator("allow_private_hosts", mode="before")
     @classmethod
     def _allowance_is_all_or_a_list(cls, value: Any) -> bool | list[str]:
-        from plugin.reading.addresses import PrivateAllowance
+        from plugin.reading.allowance import PrivateAllowance
 
         allowance = PrivateAllowance.of(value)  # ValueError names a bad entry
         return allowance.entries if allowance.entries else allowance.everything
 
     def private_allowance(self):
-        """`allow_private_hosts` as a plugin.reading.addresses.PrivateAllowance."""
-        from plugin.reading.addresses import PrivateAllowance
+        """`allow_private_hosts` as a plugin.reading.allowance.PrivateAllowance."""
+        from plugin.reading.allowance import PrivateAllowance
 
         return PrivateAllowance.of(self.allow_private_hosts)
 
