@@ -6,8 +6,8 @@ details included, for any warnings, details, rows, passages and page text; and a
 from __future__ import annotations
 
 import json
-import os
 
+from examples import scaled
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from engines import ENGINES
@@ -18,11 +18,10 @@ from plugin.surfaces.render import render_for_model
 
 # Few examples in the suite (it must stay within minutes on a shared machine); HYPOTHESIS_PROFILE=explore
 # (the nightly-style run the README names) searches 2,000 fresh ones per test.
-EXPLORE = os.environ.get("HYPOTHESIS_PROFILE") == "explore"
 
 
 def examples(suite: int) -> int:
-    return 2000 if EXPLORE else suite
+    return scaled(suite)
 
 
 FAILING = ("timeout", "error", "blocked", "ratelimited", "cooldown", "late")

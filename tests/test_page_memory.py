@@ -8,6 +8,7 @@ import asyncio
 import json
 from datetime import date, datetime
 
+from examples import scaled
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from engines import ENGINES
@@ -81,7 +82,7 @@ def run_of(name: str, numbers: list[int]) -> EngineRun:
     return EngineRun(ENGINES[name], "primary", "ok", rows=len(kept), kept=kept)
 
 
-@hypothesis_settings(max_examples=60, deadline=None)
+@hypothesis_settings(max_examples=scaled(60), deadline=None)
 @given(lists=engine_lists(), limit=st.integers(min_value=1, max_value=6), per_domain=st.sampled_from([None, 1, 2]))
 def test_page_two_ranks_from_the_compact_memory_as_from_the_whole_rows(lists, limit, per_domain):
     settings = Settings(engines=list(lists), max_per_domain=per_domain, state_backend="memory")

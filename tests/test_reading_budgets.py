@@ -9,6 +9,7 @@ import asyncio
 import threading
 
 import pytest
+from examples import scaled
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from plugin.errors import FetchError, SearchError
@@ -35,7 +36,7 @@ SLOW_ON_A_LOADED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, H
 
 
 def examples(count: int) -> hypothesis_settings:
-    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None,
+    return hypothesis_settings(max_examples=scaled(count), deadline=None,
                                suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
 
 

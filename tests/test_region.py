@@ -10,6 +10,7 @@ import os
 import sys
 
 import pytest
+from examples import scaled
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from engines import ENGINES
@@ -111,7 +112,7 @@ SPELLINGS = st.builds(_spelled, st.sampled_from(sorted(REGIONS)), st.lists(st.sa
                       st.lists(st.booleans(), min_size=3))
 
 
-@hypothesis_settings(max_examples=300, deadline=None)
+@hypothesis_settings(max_examples=scaled(300), deadline=None)
 @given(SPELLINGS | st.text(alphabet="aeDHnszUSCN-_ \t4", max_size=12) | st.from_regex(REGION_PATTERN, fullmatch=True))
 def test_anything_the_code_reads_passes_the_schema(value):
     by_model, _ = schema_validators()

@@ -7,6 +7,7 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,7 +78,7 @@ def _survives(bodies: list[bytes], data: st.DataObject) -> None:
     check(engine.parse(response_from_bytes(mutated, status=status), "q", SearchOptions(api_key="k")))
 
 
-_MUTATION_SETTINGS = settings(max_examples=150, deadline=None,
+_MUTATION_SETTINGS = settings(max_examples=scaled(150), deadline=None,
                               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -106,7 +107,7 @@ urls = st.one_of(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=scaled(500), deadline=None)
 @given(url=urls)
 def test_canonical_url_properties(url):
     clean = canonical_url(url)  # never raises

@@ -3,6 +3,7 @@ blocks stay as sent (their blank lines too), whatever their fences; any text is 
 
 from __future__ import annotations
 
+from examples import scaled
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from plugin.reading.sent import tidy_sent_text
@@ -33,7 +34,7 @@ _CODE = st.lists(st.sampled_from(["[a](b)", "![i](j)", "x = 1", "  ", "\n", "~~~
     "".join).filter(lambda code: "```" not in code)
 
 
-@hypothesis_settings(max_examples=max(100, hypothesis_settings.default.max_examples), deadline=None,
+@hypothesis_settings(max_examples=scaled(100), deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(before=_PROSE, code=_CODE, after=_PROSE, fence=st.sampled_from(["```", "````", "~~~~"]))
 def test_any_sent_text_is_tidied_and_a_code_block_is_kept_as_sent(before, code, after, fence):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from examples import scaled
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from plugin.reading.sentences import (CODE, HEADING, ITEM, SENTENCE, TABLE, segment, split_sentences)
@@ -20,7 +21,7 @@ SLOW_ON_A_LOADED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, H
 
 def examples(count: int) -> hypothesis_settings:
     """`count` examples in CI (the `stable` profile), more in the nightly-style `explore` profile."""
-    return hypothesis_settings(max_examples=max(count, hypothesis_settings.default.max_examples), deadline=None,
+    return hypothesis_settings(max_examples=scaled(count), deadline=None,
                                suppress_health_check=SLOW_ON_A_LOADED_MACHINE)
 
 

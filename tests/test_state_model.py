@@ -27,6 +27,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from examples import scaled
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
@@ -399,7 +400,7 @@ class RedisMachine(StoreMachine):
 
 
 def examples(steps: int = 30) -> hypothesis_settings:
-    return hypothesis_settings(max_examples=max(1, hypothesis_settings.default.max_examples // 4),
+    return hypothesis_settings(max_examples=scaled(25),
                                stateful_step_count=steps, deadline=None)
 
 

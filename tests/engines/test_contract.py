@@ -13,6 +13,7 @@ import time
 from urllib.parse import urlencode
 
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -242,7 +243,7 @@ def test_garbage_is_classified(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(body=st.binary(max_size=4000), data=st.data())
 def test_parse_never_raises_on_random_bytes(name, body, data):
     parsed = well_formed(_parse(name, body))
@@ -281,7 +282,7 @@ JSON_VALUES = {name: _json_values(JSON_KEYS.get(name, ALL_JSON_KEYS)) for name i
 def test_never_raises_on_any_json(name):
     # Engines that answer in JSON get many examples; to a scraped engine JSON is one more page it does
     # not know, and a few examples check the HTTP status still decides.
-    @settings(max_examples=150 if name in JSON_KEYS else 25, deadline=None)
+    @settings(max_examples=scaled(150 if name in JSON_KEYS else 25), deadline=None)
     @given(value=JSON_VALUES[name], status=st.sampled_from(JSON_STATUSES))
     def check(value, status):
         parsed = well_formed(_parse(name, json.dumps(value).encode(), status=status))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -231,7 +232,7 @@ def test_http_status(status, headers, expected, retry_after):
 
 # --- never raise -------------------------------------------------------------
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=scaled(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_parse_never_raises_on_cut_or_mutated_real_page(data):
     body = _real_page()
