@@ -400,7 +400,7 @@ class RedisMachine(StoreMachine):
 
 
 def examples(steps: int = 30) -> hypothesis_settings:
-    return hypothesis_settings(max_examples=scaled(25),
+    return hypothesis_settings(max_examples=scaled(50),
                                stateful_step_count=steps, deadline=None)
 
 
