@@ -243,9 +243,11 @@ async def test_redis_expiry_is_never_zero_nor_rounded_up(redis_url):
 
 
 def _clients(url) -> int:
+    """Connections to the test's own database (another test worker may use the same server meanwhile)."""
     import redis
     with redis.Redis.from_url(url) as client:
-        return len(client.client_list())
+        database = str(client.connection_pool.connection_kwargs.get("db", 0))
+        return sum(1 for entry in client.client_list() if str(entry.get("db")) == database)
 
 
 def test_a_redis_store_closes_its_connection_when_its_loop_ends_or_at_close(redis_url):
