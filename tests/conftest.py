@@ -52,6 +52,18 @@ def response_from_bytes(body: bytes, url: str = "https://example.invalid/", stat
                     text=body.decode(encoding, errors="replace"))
 
 
+def pytest_configure(config):
+    """Compile the project's modules once, before the workers start: hundreds of tests start a
+    `metasearch` process, and where PYTHONDONTWRITEBYTECODE is set (as on CI machines) each of them compiled
+    every module again (~0.45 s of CPU per process)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    for package in ("plugin", "engines"):
+        compileall.compile_dir(str(ROOT / package), quiet=1, workers=1)
+
+
 FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0)
 
 
