@@ -33,7 +33,6 @@ from plugin.infra.admission import OVERLOADED, Admission, EngineClock, Overloade
 from plugin.infra.charset import decode_body
 from plugin.infra.egress import choose_proxy, identity_headers, place_header
 from plugin.infra.exchange import Incoming, Outgoing, TransportError, textual
-from plugin.infra.http_plain import PlainClient
 from plugin.infra.logs import get_logger
 from plugin.infra.secrets import mask_url, redact, url_secrets
 from plugin.settings import Settings
@@ -112,9 +111,17 @@ class Transport:
         self.settings = settings
         self._resolver = resolver
         self._proxy_resolver = proxy_resolver
-        self.plain = PlainClient(settings, resolver=resolver, proxy_resolver=proxy_resolver)
+        self._plain = None  # made at the first plain request: aiohttp (~0.25 s to import) is imported then
         self._browser = None  # made at the first browser request: curl_cffi is imported then, not at start-up
         self.admission = Admission(settings)
+
+    @property
+    def plain(self):
+        if self._plain is None:
+            from plugin.infra.http_plain import PlainClient
+
+            self._plain = PlainClient(self.settings, resolver=self._resolver, proxy_resolver=self._proxy_resolver)
+        return self._plain
 
     @property
     def browser(self):
@@ -144,7 +151,8 @@ class Transport:
         return self._browser.pool
 
     async def close(self) -> None:
-        await self.plain.close()
+        if self._plain is not None:
+            await self._plain.close()
         if self._browser is not None:
             await self._browser.close()
 
