@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -50,6 +51,13 @@ def response_from_bytes(body: bytes, url: str = "https://example.invalid/", stat
             encoding = "utf-8"
     return Response(status=status, url=url, headers=Headers(headers or {}), body=body,
                     text=body.decode(encoding, errors="replace"))
+
+
+# pytest keeps each test module's rewritten assertions in tests/__pycache__ unless bytecode writing is off
+# (PYTHONDONTWRITEBYTECODE, set on CI machines): then every worker of every run rewrote all of them again,
+# ~12 s of CPU each. Ignored for the test run, as pytest's default is to keep them (installed packages
+# already have theirs).
+sys.dont_write_bytecode = False
 
 
 def pytest_configure(config):
