@@ -47,14 +47,7 @@ from standins import StandIn, bing_page, ddg_page  # noqa: E402
 from plugin.pipeline.searcher import Searcher  # noqa: E402
 from plugin.settings import Settings  # noqa: E402
 from plugin.infra.state import MemoryState  # noqa: E402
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from plugin.bench.process import rss_mb  # noqa: E402
 
 
 def latency_page(body: str, rng: random.Random):

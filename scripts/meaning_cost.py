@@ -27,16 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-
-def resident_mb() -> float:
-    """This process's resident set (VmRSS), in MB (Linux /proc; 0 elsewhere)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+from plugin.bench.process import rss_mb  # noqa: E402
 
 
 def p90(values: list[float]) -> float:
@@ -59,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     from plugin.reading.passages import RankOptions, best_passages
 
     texts, questions = passage_bench.load(folder, markdown=True)
-    before = resident_mb()
+    before = rss_mb()
     wall, cpu = time.perf_counter(), time.process_time()
     model = meaning.model()
     load = {"wall_s": round(time.perf_counter() - wall, 3), "cpu_s": round(time.process_time() - cpu, 3),
-            "rss_before_mb": round(before, 1), "rss_after_mb": round(resident_mb(), 1)}
+            "rss_before_mb": round(before, 1), "rss_after_mb": round(rss_mb(), 1)}
     load["rss_added_mb"] = round(load["rss_after_mb"] - load["rss_before_mb"], 1)
     if model is None:
         print(json.dumps({"meaning": meaning.status()}))

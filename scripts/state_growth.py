@@ -33,20 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from plugin.bench.process import rss_mb  # noqa: E402
+
 CORPUS = Path(os.environ.get("METASEARCH_CORPUS", ROOT.parent / "shared" / "serp-corpus"))
 ENGINES = ("bing", "brave", "mojeek", "startpage", "yahoo")
 REAL_PAGE = "websearchmcp__javascript-tutorial.html"
 QUERY = "javascript tutorial"
 TARGET_MB = 10.0
 WARM_UP = 30
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _bodies() -> tuple[dict[str, bytes], str]:
