@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
 import unicodedata
 
 import pytest
@@ -322,29 +321,14 @@ async def test_verify_matches_in_a_worker_thread_while_the_loop_goes_on(standins
     from plugin.reading.reader import Reader
     from plugin.reading.verify import verify_with
     from standins import page as served
+    from off_the_loop import other_request, ran_off_the_loop, waiting_for_the_loop
     from test_passages_surfaces import ROBOTS_OPEN, settings
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
                                   "/doc": served("The quote is here. Nothing else.", content_type="text/plain")}))
-    loop_ran = threading.Event()
-    seen: dict[str, object] = {}
-    real = verify_module.locate
-
-    def slow_locate(*args, **kwargs):
-        seen["thread"] = threading.current_thread()
-        seen["loop_ran_meanwhile"] = loop_ran.wait(timeout=20)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(verify_module, "locate", slow_locate)
-
-    async def other_request():
-        for _ in range(20000):  # (bounded: a verify that never calls locate must not hang the test)
-            if "thread" in seen:
-                loop_ran.set()
-                return
-            await asyncio.sleep(0.001)
-
+    seen, loop_ran = waiting_for_the_loop(monkeypatch, verify_module, "locate")
     async with Reader(settings()) as reader:
-        checked, _ = await asyncio.gather(verify_with(reader, site.url + "/doc", "quote is HERE"), other_request())
+        checked, _ = await asyncio.gather(verify_with(reader, site.url + "/doc", "quote is HERE"),
+                                          other_request(seen, loop_ran))
     assert checked.found and checked.text == "quote is here" and checked.sentence == "The quote is here."
-    assert seen.get("thread") not in (None, threading.main_thread()) and seen["loop_ran_meanwhile"] is True
+    assert ran_off_the_loop(seen)

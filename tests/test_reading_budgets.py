@@ -6,10 +6,10 @@ searched, and ranking done off the event loop for fetch and for search's read=N.
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pytest
 from examples import scaled
+from off_the_loop import other_request, ran_off_the_loop, waiting_for_the_loop
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from plugin.errors import FetchError, SearchError
@@ -286,33 +286,6 @@ def test_passages_keep_their_heading_path_when_sought_from_an_offset():
 
 
 # ----- off the event loop -----
-def blocking_passages_of(monkeypatch) -> tuple[dict, threading.Event]:
-    """passages_of patched to wait until a coroutine on the event loop has run: run on the loop itself,
-    it would wait in vain (bounded, so a wrong placement fails instead of hanging)."""
-    loop_ran = threading.Event()
-    seen: dict[str, object] = {}
-    real = evidence.passages_of
-
-    def waiting(*args, **kwargs):
-        seen["thread"] = threading.current_thread()
-        seen["loop_ran_meanwhile"] = loop_ran.wait(timeout=20)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(evidence, "passages_of", waiting)
-    return seen, loop_ran
-
-
-async def other_request(seen: dict, loop_ran: threading.Event) -> int:
-    """Another request of the same process: it makes progress while the page is ranked."""
-    turns = 0
-    for turns in range(20000):
-        if "thread" in seen:
-            loop_ran.set()
-            break
-        await asyncio.sleep(0.001)
-    return turns
-
-
 async def test_fetch_ranks_passages_off_the_event_loop(standins, monkeypatch):
     from pages import article_html, routes
     from plugin.reading.reader import Reader
@@ -320,12 +293,12 @@ async def test_fetch_ranks_passages_off_the_event_loop(standins, monkeypatch):
     from test_passages_surfaces import ROBOTS_OPEN, settings
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
-    seen, loop_ran = blocking_passages_of(monkeypatch)
+    seen, loop_ran = waiting_for_the_loop(monkeypatch, evidence, "passages_of")
     async with Reader(settings()) as reader:
         answer, _ = await asyncio.gather(reader.fetch(site.url + "/post", query="work-stealing scheduler"),
                                          other_request(seen, loop_ran))
     assert answer.passages and "work-stealing" in answer.passages[0].text
-    assert seen.get("thread") not in (None, threading.main_thread()) and seen["loop_ran_meanwhile"] is True
+    assert ran_off_the_loop(seen)
 
 
 async def test_search_read_with_passages_ranks_off_the_event_loop(standins, monkeypatch):
@@ -336,9 +309,9 @@ async def test_search_read_with_passages_ranks_off_the_event_loop(standins, monk
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     engine = await standins(page(bing_page([("How async Rust works", site.url + "/post", "async rust scheduling")])))
-    seen, loop_ran = blocking_passages_of(monkeypatch)
+    seen, loop_ran = waiting_for_the_loop(monkeypatch, evidence, "passages_of")
     async with Searcher(settings(engines=["bing"], endpoints={"bing": engine.url}, cache_ttl_s=0)) as searcher:
         answer, _ = await asyncio.gather(searcher.search("rust work-stealing scheduler", read=1, passages=2),
                                          other_request(seen, loop_ran))
     assert answer.results[0].passages and "work-stealing" in answer.results[0].passages[0].text
-    assert seen.get("thread") not in (None, threading.main_thread()) and seen["loop_ran_meanwhile"] is True
+    assert ran_off_the_loop(seen)
