@@ -24,6 +24,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from pages import Outsider, StandInDNS, article_html, paths, routes
+from engines.browser import CHROME
 from plugin.reading.chromium import find_chromium
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
@@ -148,12 +149,22 @@ async def websocket(request: web.Request, standin: StandIn) -> web.StreamRespons
 
 
 async def bot_wall(request: web.Request, standin: StandIn) -> web.StreamResponse:
-    """The shell to our plain reads, a 403 challenge page to a headless browser (a wall that looks for
-    HeadlessChrome: our plain reads present Chrome too, on the browser transport)."""
-    if "HeadlessChrome" in request.headers.get("User-Agent", ""):
+    """The shell to our plain reads, a 403 challenge page to the rendering browser (a wall that lets in
+    only the Chrome it has seen before: the browser transport's, on Windows; the rendering browser says
+    Chrome of its own version on this system)."""
+    if request.headers.get("User-Agent") != CHROME.user_agent:
         return web.Response(status=403, text="<html><body><h1>Checking your browser</h1></body></html>",
                             content_type="text/html")
     return web.Response(text=shell(built()), content_type="text/html")
+
+
+async def who(request: web.Request, standin: StandIn) -> web.StreamResponse:
+    """A shell whose script writes what the request said and what the page's own script sees."""
+    sent = json.dumps(f"Sent as [{request.headers.get('User-Agent', '')}] with hints "
+                      f"[{request.headers.get('sec-ch-ua', '')}] on [{request.headers.get('sec-ch-ua-platform', '')}].")
+    script = ("build({title: 'Who', paragraphs: [%s, 'The script sees [' + navigator.userAgent + '] and it is "
+              "a page long enough to be read as an article by the extraction that follows it.']});" % sent)
+    return web.Response(text=shell(script), content_type="text/html")
 
 
 async def hang(request: web.Request, standin: StandIn) -> web.StreamResponse:
@@ -185,6 +196,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/never-loads": page(shell(NEVER_LOADS)), "/hang": hang,
         "/ws-shell": page(shell(WEBSOCKET)), "/ws": websocket,
         "/bot-wall": bot_wall,
+        "/who": who,
         "/components": page(shell(COMPONENTS)),
     }
 
@@ -413,6 +425,23 @@ async def test_time_and_requests_per_page_are_capped(world):
         assert any("more than 5 requests (render_max_requests)" in w for w in quiet.warnings), quiet.warnings
     finally:
         await reader.close()
+
+
+@needs_chromium
+@module_loop
+async def test_the_rendering_browser_says_chrome_not_headless_chrome(world):
+    """`HeadlessChrome/…` in the user agent is the plainest sign of a headless browser: the rendering
+    browser says Chrome of its own version on this system, to the server and to the page's scripts, and
+    its client hints tell the same story (watched failing before the user agent was set)."""
+    import plugin.reading.chromium as chromium
+
+    major = chromium.installed_version(CHROMIUM).split(".")[0]
+    response = await world.reader.fetch(world.url("/who"), format="text")
+    assert response.rendered is True, response.warnings
+    agent = chromium.user_agent(chromium.installed_version(CHROMIUM))
+    assert f"Sent as [{agent}]" in response.content and f"The script sees [{agent}]" in response.content
+    assert "HeadlessChrome" not in response.content and f"Chrome/{major}.0.0.0" in agent
+    assert f'"Chromium";v="{major}"' in response.content  # the hints name the same version
 
 
 @needs_chromium

@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
+
+from plugin.infra import memo
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 LAUNCH_TIMEOUT_S = 20.0
@@ -62,7 +66,35 @@ def find_chromium(configured: str | None) -> tuple[str | None, str]:
                   "chromium)")
 
 
-def launch_flags(deny_proxy_port: int, profile: str) -> list[str]:
+# The user agent's platform part, as Chrome writes it on each system (its client hints say the same).
+_OS_TOKENS = {"linux": "X11; Linux x86_64", "darwin": "Macintosh; Intel Mac OS X 10_15_7",
+              "win32": "Windows NT 10.0; Win64; x64"}
+
+
+@memo.register
+@functools.lru_cache(maxsize=8)
+def installed_version(executable: str) -> str | None:
+    """The browser's version (`150.0.7871.100`) from `--version`, or None when it does not say."""
+    try:
+        out = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return next((word for word in out.split() if word[:1].isdigit() and "." in word), None)
+
+
+def user_agent(version: str | None) -> str | None:
+    """The user agent of Chrome of this version on this system, as Chrome reduces it (`Chrome/150.0.0.0`).
+    Headless Chromium says `HeadlessChrome/…`, the plainest sign of a headless browser, which sites turn
+    away; its client hints (`sec-ch-ua`: Chromium and the version; the platform) already tell the same
+    story as this, so only the user agent is set."""
+    token = _OS_TOKENS.get("linux" if sys.platform.startswith("linux") else sys.platform)
+    if not version or token is None:
+        return None
+    major = version.split(".", 1)[0]
+    return f"Mozilla/5.0 ({token}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"
+
+
+def launch_flags(deny_proxy_port: int, profile: str, agent: str | None = None) -> list[str]:
     """Headless, no background traffic, and no way out but the proxy: every request goes to a proxy on
     127.0.0.1 (loopback addresses too: `<-loopback>`), the browser resolves no name itself (every name
     maps to NOTFOUND; the proxy resolves), no QUIC, WebRTC only through the proxy."""
@@ -85,6 +117,8 @@ def launch_flags(deny_proxy_port: int, profile: str) -> list[str]:
         "--use-mock-keychain", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio", "--hide-scrollbars",
         "--window-size=1280,2000", "--js-flags=--max-old-space-size=512",
     ]
+    if agent:
+        flags.append(f"--user-agent={agent}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         flags.append("--no-sandbox")  # Chromium will not start as root with its sandbox
     return flags
@@ -235,6 +269,7 @@ class Chromium:
 
     @classmethod
     async def launch(cls, executable: str, *, deny_proxy_port: int, timeout: float = LAUNCH_TIMEOUT_S) -> "Chromium":
+        agent = user_agent(await asyncio.to_thread(installed_version, executable))
         profile = profile_folder()
         command_read, command_write = os.pipe()
         reply_read, reply_write = os.pipe()
@@ -244,7 +279,7 @@ class Chromium:
         log = open(os.path.join(profile, "stderr.log"), "wb")
         try:
             process = await asyncio.create_subprocess_exec(
-                executable, *launch_flags(deny_proxy_port, profile),
+                executable, *launch_flags(deny_proxy_port, profile, agent),
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=log,
                 env={**os.environ, "TMPDIR": profile},
                 preexec_fn=_child_setup(child_command, child_reply), close_fds=False, start_new_session=True)
