@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from plugin.errors import SearchError
+from plugin.errors import FetchError, SearchError
 from plugin.settings import Settings
 from test_fetch_surfaces import run_cli
 
@@ -34,6 +34,18 @@ def test_verify_sync_refuses_a_missing_or_misspelt_argument():
     assert caught.value.details["parameter"] == "fromat"
     with pytest.raises(plugin.FetchError):  # what a loop's `except FetchError` catches, as for fetch_sync
         plugin.verify_sync(url=PAGE, qoute="a quote")
+
+
+def test_the_read_functions_imported_from_their_modules_refuse_alike():
+    """Not only through `plugin`: `from plugin.reading.verify import verify_sync` is checked too."""
+    from plugin.reading.reader import fetch_sync
+    from plugin.reading.verify import verify_sync
+
+    for call in (lambda: verify_sync(url=PAGE, qoute="a quote"), lambda: verify_sync(PAGE),
+                 lambda: fetch_sync(PAGE, max_char=10)):
+        with pytest.raises(FetchError) as caught:
+            call()
+        assert caught.value.code == "invalid_parameter", caught.value
 
 
 async def test_verify_refuses_a_missing_or_misspelt_argument():

@@ -21,7 +21,7 @@ from typing import Callable
 from aiohttp.abc import AbstractResolver
 
 from engines.base import Response
-from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError
+from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError, checked_arguments
 from plugin.infra.admission import EngineClock
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.state import State, open_state
@@ -369,3 +369,9 @@ def fetch_sync(url: str, **kwargs) -> FetchResponse:
             return await reader.fetch(url, **kwargs)
 
     return run_sync(run)
+
+
+# Arguments that do not fit: FetchError(invalid_parameter) with the closest name, never TypeError, whether
+# these are imported from here or from `plugin`.
+fetch = checked_arguments(fetch, error=FetchError)
+fetch_sync = checked_arguments(fetch_sync, like=fetch, error=FetchError)

@@ -32,7 +32,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 
-from plugin.errors import INVALID_PARAMETER, FetchError
+from plugin.errors import INVALID_PARAMETER, FetchError, checked_arguments
 from plugin.infra.lifecycle import run_sync
 from plugin.models import VerifyResponse
 from plugin.reading.sentences import HEADING, segment
@@ -297,3 +297,9 @@ def verify_sync(url: str, quote: str, **kwargs) -> VerifyResponse:
             return await verify_with(reader, url, quote, **kwargs)
 
     return run_sync(run)
+
+
+# Arguments that do not fit: FetchError(invalid_parameter) with the closest name, never TypeError, whether
+# these are imported from here or from `plugin`.
+verify = checked_arguments(verify, error=FetchError)
+verify_sync = checked_arguments(verify_sync, like=verify, error=FetchError)
