@@ -244,6 +244,14 @@ def _check_engine_names(names: Sequence[str]) -> None:
                                   {"unknown": ", ".join(hints), "known": ", ".join(sorted(ENGINES))})
 
 
+def _json_list(text: str) -> Any:
+    """A variable's value written as JSON (`["a", "b"]`), parsed; ValueError says it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not a JSON list: {exc}") from None
+
+
 def _redis_url(url: str) -> str:
     from yarl import URL
 
@@ -741,10 +749,7 @@ class Settings(BaseSettings):
         if isinstance(value, str):  # METASEARCH_ENGINES: a JSON list or comma-separated names
             text = value.strip()
             if text.startswith("["):
-                try:
-                    return json.loads(text)
-                except ValueError as exc:
-                    raise ValueError(f"not a JSON list: {exc}") from None
+                return _json_list(text)
             return [part for part in text.split(",") if part.strip()] or None
         return value
 
@@ -754,10 +759,7 @@ class Settings(BaseSettings):
         if isinstance(value, str):  # METASEARCH_ALLOWED_HOSTS: a JSON list or comma-separated names
             text = value.strip()
             if text.startswith("["):
-                try:
-                    value = json.loads(text)
-                except ValueError as exc:
-                    raise ValueError(f"not a JSON list: {exc}") from None
+                value = _json_list(text)
             else:
                 value = text.split(",")
         if isinstance(value, list):

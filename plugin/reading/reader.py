@@ -230,13 +230,7 @@ class Reader:
         key = self.cache_key(url, markdown, rendered=True)
         use_cache = self.settings.fetch_cache_ttl_s > 0
         if use_cache:
-            hit = await self.state.cache_get(key)
-            document: Document | None = None
-            if hit is not None:
-                try:
-                    document = Document.from_json(hit)
-                except (ValueError, TypeError, KeyError):
-                    pass
+            document = await self._cached_document(key)
             if document is not None:
                 if respect_robots:
                     await self._check_robots(url, document.final_url, deadline)
@@ -271,6 +265,17 @@ class Reader:
             await self.state.cache_put(key, document.to_json(), self.settings.fetch_cache_ttl_s)
         return _outcome(document, "it was rendered with Chromium, and the text is what the browser showed"), False
 
+    async def _cached_document(self, key: str) -> Document | None:
+        """The page cache's document under `key`, or None (none kept, or an entry from another version:
+        the page is read again)."""
+        hit = await self.state.cache_get(key)
+        if hit is None:
+            return None
+        try:
+            return Document.from_json(hit)
+        except (ValueError, TypeError, KeyError):
+            return None
+
     async def _plain_document(self, url: str, *, markdown: bool, ignore_robots: bool, deadline: float,
                               clock: EngineClock | None = None) -> tuple[Document, bool]:
         """The page's text as sent (no browser), from the page cache when it is there."""
@@ -279,13 +284,7 @@ class Reader:
         use_cache = self.settings.fetch_cache_ttl_s > 0
         respect_robots = self.settings.fetch_robots and not ignore_robots
         if use_cache:
-            hit = await self.state.cache_get(key)
-            cached: Document | None = None
-            if hit is not None:
-                try:
-                    cached = Document.from_json(hit)
-                except (ValueError, TypeError, KeyError):
-                    pass  # an entry from another version: read the page again
+            cached = await self._cached_document(key)
             if cached is not None:
                 if respect_robots:  # the entry may come from a read a person let past robots.txt
                     await self._check_robots(url, cached.final_url, deadline)
