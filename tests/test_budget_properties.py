@@ -175,7 +175,7 @@ async def test_mcp_results_stay_under_the_cap_through_a_real_client(standins):
     site = await standins(routes({"/robots.txt": page("User-agent: *\nDisallow:\n", content_type="text/plain"),
                                   "/long": page(f"<html><head><title>Long</title></head><body><article>"
                                                 f"{paragraphs}</article></body></html>")}))
-    settings = Settings(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0,
+    settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0,
                         mcp_max_tokens=8000, fetch_timeout_ms=20000)
     async with Client(build_server(settings)) as client:
         pieces, offset, total = [], 0, None

@@ -29,7 +29,7 @@ ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000,
+    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000,
                 fetch_cache_ttl_s=0)
     base.update(overrides)
     return Settings(**base)

@@ -19,7 +19,7 @@ ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 def reading_settings(**overrides) -> Settings:
-    return Settings(allow_private_hosts=True, state_backend="memory", fetch_host_interval_ms=0, **overrides)
+    return Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, **overrides)
 
 
 # ----- item 16 -----
