@@ -23,6 +23,12 @@ async def hold(admission: Admission, upstream: str, engine: str, clock: EngineCl
         await release.wait()
 
 
+async def held_turn(lane: Lane, clock: EngineClock, release: asyncio.Event) -> None:
+    """A run that takes a turn in `lane` and keeps it until `release` is set."""
+    async with turn([lane], clock):
+        await release.wait()
+
+
 async def second_state(settings: Settings, first: tuple[str, str], second: tuple[str, str]) -> str:
     """Admit `first` (upstream, engine) and keep it out; ask for `second`: a while later is it admitted,
     still waiting, or refused (its start would come after its 10 s wait)?"""
@@ -152,13 +158,9 @@ async def test_a_run_that_goes_to_the_background_gives_its_slot_to_a_request_alr
     holder_clock, waiter_clock = EngineClock(10, 10), EngineClock(10, 10)
     release = asyncio.Event()
 
-    async def hold(clock: EngineClock) -> None:
-        async with turn([lane], clock):
-            await release.wait()
-
-    holder = asyncio.create_task(hold(holder_clock))
+    holder = asyncio.create_task(held_turn(lane, holder_clock, release))
     await asyncio.sleep(0)
-    waiter = asyncio.create_task(hold(waiter_clock))
+    waiter = asyncio.create_task(held_turn(lane, waiter_clock, release))
     for _ in range(5):
         await asyncio.sleep(0)
     assert lane.queued == 1 and not holder_clock.preempted
@@ -216,11 +218,7 @@ async def test_a_run_someone_waits_for_again_keeps_its_slot():
     clock = EngineClock(10, 10)
     release = asyncio.Event()
 
-    async def hold() -> None:
-        async with turn([lane], clock):
-            await release.wait()
-
-    holder = asyncio.create_task(hold())
+    holder = asyncio.create_task(held_turn(lane, clock, release))
     await asyncio.sleep(0)
     clock.to_background()  # nobody waited for it for a while...
     clock.to_foreground()  # ... then an identical search joined it again
@@ -491,7 +489,7 @@ async def test_a_saturated_page_queue_during_a_search_read_is_overloaded_not_tim
     rows = [("Async Rust explained", pages.url + "/one", "async rust explained in depth"),
             ("Async Rust pitfalls", pages.url + "/two", "async rust pitfalls to avoid")]
     engine = await standins(page(bing_page(rows)))
-    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], allow_private_hosts=True,
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], allow_private_hosts="127.0.0.1/32",
                         state_backend="memory", fetch_host_interval_ms=0, fetch_host_concurrency=1,
                         deadline_ms=1500, read_min_ms=800, fetch_timeout_ms=100_000)
     async with Searcher(settings) as searcher:
@@ -578,11 +576,7 @@ async def test_a_run_that_goes_to_the_background_with_nobody_waiting_keeps_its_s
     clock = EngineClock(10, 10)
     release = asyncio.Event()
 
-    async def hold() -> None:
-        async with turn([lane], clock):
-            await release.wait()
-
-    holder = asyncio.create_task(hold())
+    holder = asyncio.create_task(held_turn(lane, clock, release))
     await asyncio.sleep(0)
     clock.to_background()
     await asyncio.sleep(0)
@@ -619,11 +613,7 @@ async def test_two_requests_queued_at_once_each_take_the_slot_of_another_backgro
     clocks = [EngineClock(10, 10), EngineClock(10, 10)]
     release = asyncio.Event()
 
-    async def hold(clock: EngineClock) -> None:
-        async with turn([lane], clock):
-            await release.wait()
-
-    holders = [asyncio.create_task(hold(clock)) for clock in clocks]
+    holders = [asyncio.create_task(held_turn(lane, clock, release)) for clock in clocks]
     for _ in range(3):
         await asyncio.sleep(0)
     for clock in clocks:

@@ -31,14 +31,15 @@ def readme_block(title: str) -> str:
     return re.search(r"```python\n(.*?)```", readme[start:], flags=re.S).group(1)
 
 
-@pytest.fixture
-def loopback_bing(monkeypatch, tmp_path):
-    body = bing_page(ROWS).encode()
+def serving(answer) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """A loopback HTTP server on a thread of its own (the README's loops call the sync API, which runs its
+    own event loop): `answer(path)` gives each GET's body and content type. Returns it and its base URL."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
+            body, kind = answer(self.path)
             self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -48,7 +49,14 @@ def loopback_bing(monkeypatch, tmp_path):
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": f"http://127.0.0.1:{server.server_address[1]}"}))
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture
+def loopback_bing(monkeypatch, tmp_path):
+    body = bing_page(ROWS).encode()
+    server, base = serving(lambda path: (body, "text/html; charset=utf-8"))
+    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": base}))
     monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
     (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -181,34 +189,22 @@ ARTICLE = ("<html><head><title>What's new in Python 3.13</title></head><body><ar
 @pytest.fixture
 def loopback_site(monkeypatch, tmp_path):
     """One loopback server playing Bing (/search) and the site its row points at (/article, robots.txt);
-    page reads may reach 127.0.0.1 (METASEARCH_ALLOW_PRIVATE_HOSTS), so read=N and web_fetch really read."""
+    page reads may reach 127.0.0.1 (METASEARCH_ALLOW_PRIVATE_HOSTS=127.0.0.1/32), so read=N and web_fetch really read."""
     state: dict[str, str] = {}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            if self.path.startswith("/search"):
-                body, kind = bing_page([("What's New In Python 3.13", state["article"],
-                                         "python 3.13 changes")]).encode(), "text/html; charset=utf-8"
-            elif self.path.startswith("/article"):
-                body, kind = ARTICLE.encode(), "text/html; charset=utf-8"
-            else:
-                body, kind = b"User-agent: *\nDisallow:\n", "text/plain"
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str) -> tuple[bytes, str]:
+        if path.startswith("/search"):
+            return bing_page([("What's New In Python 3.13", state["article"],
+                               "python 3.13 changes")]).encode(), "text/html; charset=utf-8"
+        if path.startswith("/article"):
+            return ARTICLE.encode(), "text/html; charset=utf-8"
+        return b"User-agent: *\nDisallow:\n", "text/plain"
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    server, base = serving(answer)
     state["article"] = f"{base}/article"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": base}))
     monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
-    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
     monkeypatch.setenv("METASEARCH_FETCH_HOST_INTERVAL_MS", "0")
     (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
     monkeypatch.chdir(tmp_path)

@@ -6,23 +6,13 @@ after the subcommand too."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from plugin.errors import SearchError
 from plugin.settings import Settings
 from plugin.surfaces.cli import main
-
-
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith("METASEARCH_") or name.endswith("_API_KEY"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("METASEARCH_STATE_DIR", str(tmp_path / "state"))
-    return tmp_path
+from test_config import clean_env  # noqa: F401  (no METASEARCH_* variable of the user's; config and state in tmp)
 
 
 # ----- a misspelt variable -----
