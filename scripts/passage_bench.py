@@ -2,7 +2,7 @@
 """Passage picking on the article corpus: do the passages `fetch(url, query=…)` returns hold the answer?
 
     python scripts/passage_bench.py --corpus ../shared/article-corpus [--format markdown|text] [--json]
-        [--check-floors] [--cv 10] [--rules] [--fit] [--tokens] [--set window_chars=200 ...]
+        [--check-floors] [--cv 10] [--rules] [--fit] [--tokens] [--through-fetch] [--set window_chars=200 ...]
 
 Protocol. `qa.json` holds 240 questions on 120 articles, each answer an exact span of the article's
 human-written text. Every page is extracted as `metasearch fetch` does (`extract_html`, then
@@ -13,8 +13,15 @@ Markdown, `**$700**` holds the answer `$700`).
 - r@1, r@3: inside one of the first 1 or 3 passages;
 - r@600, r@1200, r@2400: inside one of the passages packed best first into that many characters (a
   passage that does not fit whole is skipped, later smaller ones may still fit);
+- fetch@600, fetch@1200: as issue 28 checks it: the passages `fetch(url, query=…)` returns (packed best
+  first into `fetch_passage_chars`, 1,200 characters, a passage that does not fit skipped), joined best
+  first with a blank line between them, cut at 600 or 1,200 characters: the answer inside the cut;
 - tokens@1200: tokens (`plugin.reading.tokens.estimate_tokens`) of the passages packed into 1,200
   characters; ms/page: CPU time of segmenting and ranking one page (thread time), median and p90.
+`--through-fetch`: the same check through the product itself: every article served from a loopback
+server on 127.0.0.1, every question through `Reader.fetch(url, query=question)` (the reader's own
+extraction, settings and packing), fetch@600/1200 counted on what it returns, and every passage's offsets
+read back with `fetch(url, offset=start, max_chars=end-start)`.
 Systems: `ours` (plugin.reading.passages with the shipped RankOptions and weights: with the meaning signal
 when the `semantic` extra is installed), `ours-lexical` (the same without the meaning signal, its own
 fitted weights; shown when the extra is installed), `bm25` (plain BM25, k1 1.2,
@@ -62,6 +69,8 @@ from plugin.reading.passages import RankOptions, Window, best_passages, pick  # 
 from plugin.reading.sentences import HEADING, segment  # noqa: E402
 
 BUDGETS = (600, 1200, 2400)
+FETCH_BUDGETS = (600, 1200)  # what issue 28 checks: the fetched passages joined, cut at these
+JOIN = "\n\n"  # between two fetched passages when they are joined (two characters of the budget)
 MARKS = re.compile(r"[*`]")
 Ranker = Callable[[str, str, bool], list[tuple[int, int]]]
 
@@ -140,13 +149,29 @@ def packed(spans: Sequence[tuple[int, int]], budget: int) -> list[tuple[int, int
     return kept
 
 
+def fetch_chars() -> int:
+    """How many characters of passages a fetch with a query returns by default (the setting's default, not
+    the environment's)."""
+    from plugin.settings import Settings
+
+    return Settings.model_fields["fetch_passage_chars"].default
+
+
+def as_fetched(text: str, spans: Sequence[tuple[int, int]], budget: int, fetched: int) -> str:
+    """What issue 28's check reads: the passages a fetch returns (packed into `fetched` characters),
+    joined best first, cut at `budget` characters."""
+    return JOIN.join(text[s:e] for s, e in packed(spans, fetched))[:budget]
+
+
 # ----- measuring -----
 def measure(texts: dict[str, str], questions: list[dict], rank: Ranker, markdown: bool,
             lead_budget: bool = False) -> dict[str, list[float]]:
     from plugin.reading.tokens import estimate_tokens
 
-    scores: dict[str, list[float]] = {k: [] for k in ("r@1", "r@3", *(f"r@{b}" for b in BUDGETS), "tokens@1200",
+    scores: dict[str, list[float]] = {k: [] for k in ("r@1", "r@3", *(f"r@{b}" for b in BUDGETS),
+                                                       *(f"fetch@{b}" for b in FETCH_BUDGETS), "tokens@1200",
                                                        "cpu_ms", "ceiling")}
+    fetched = fetch_chars()
     for q in questions:
         text = texts[q["id"]]
         answer = normalise(q["answer"])
@@ -162,6 +187,9 @@ def measure(texts: dict[str, str], questions: list[dict], rank: Ranker, markdown
         for budget in BUDGETS:
             chosen = [(0, budget)] if lead_budget else packed(spans, budget)
             scores[f"r@{budget}"].append(found(chosen))
+        for budget in FETCH_BUDGETS:
+            seen = text[:budget] if lead_budget else as_fetched(text, spans, budget, fetched)
+            scores[f"fetch@{budget}"].append(float(answer in normalise(seen)))
         chosen = [(0, 1200)] if lead_budget else packed(spans, 1200)
         scores["tokens@1200"].append(float(sum(estimate_tokens(text[s:e]) for s, e in chosen)))
         scores["ceiling"].append(float(answer in normalise(text)))
@@ -184,7 +212,7 @@ def summarise(scores: dict[str, list[float]]) -> dict:
             out[key] = round(statistics.mean(values), 1)
         else:
             out[key] = round(statistics.mean(values), 4)
-            if key.startswith("r@"):
+            if key.startswith(("r@", "fetch@")):
                 out[key + "_95"] = _mean_interval(values)
     return out
 
@@ -247,8 +275,10 @@ def fit(collected: Collected, indices: Sequence[int], l2: float = L2, rounds: in
 
 def held_found(texts: dict[str, str], questions: list[dict], collected: Collected, weights: dict[str, float],
                options: RankOptions, indices: Sequence[int]) -> dict[int, dict[str, float]]:
-    """r@1, r@600, r@1200 of each question in `indices` ranked with `weights` (grown as `options` say)."""
+    """r@1, r@600, r@1200, fetch@600, fetch@1200 of each question in `indices` ranked with `weights`
+    (grown as `options` say)."""
     out = {}
+    fetched = fetch_chars()
     for i in indices:
         text = texts[questions[i]["id"]]
         answer = normalise(questions[i]["answer"])
@@ -258,6 +288,8 @@ def held_found(texts: dict[str, str], questions: list[dict], collected: Collecte
         out[i] = {"r@1": float(any(answer in normalise(text[s:e]) for s, e in spans[:1]))}
         for budget in (600, 1200):
             out[i][f"r@{budget}"] = float(any(answer in normalise(text[s:e]) for s, e in packed(spans, budget)))
+        for budget in FETCH_BUDGETS:
+            out[i][f"fetch@{budget}"] = float(answer in normalise(as_fetched(text, spans, budget, fetched)))
     return out
 
 
@@ -316,7 +348,7 @@ def cross_validate(texts: dict[str, str], questions: list[dict], markdown: bool,
     report = {"folds": folds, "meaning": meaning, "grid": {k: v for k, v in GRID.items()
                                                           if meaning or k != "soft_threshold"},
               "chosen_per_fold": Counter(chosen).most_common(), "per_question": held}
-    for key in ("r@1", "r@600", "r@1200"):
+    for key in ("r@1", "r@600", "r@1200", "fetch@600", "fetch@1200"):
         values = [held[i][key] for i in everyone]
         report[f"cv_{key}"] = round(statistics.mean(values), 4)
         report[f"cv_{key}_95"] = _mean_interval(values)
@@ -412,7 +444,7 @@ def token_error(texts: dict[str, str], questions: list[dict], markdown: bool) ->
 
 
 def run(folder: Path, markdown: bool = True, options: RankOptions = RankOptions(), folds: int = 0,
-        tokens: bool = False, rules: bool = False, fit_path: Path | None = None) -> dict:
+        tokens: bool = False, rules: bool = False, fit_path: Path | None = None, through: bool = False) -> dict:
     texts, questions = load(folder, markdown)
     report: dict = {"corpus": str(folder), "format": "markdown" if markdown else "text", "questions": len(questions),
                     "articles": len(texts), "options": dataclasses.asdict(options)}
@@ -448,23 +480,107 @@ def run(folder: Path, markdown: bool = True, options: RankOptions = RankOptions(
             report["cross_validation"]["meaning - lexical"] = {
                 key: paired_bootstrap([found["meaning"]["per_question"][i][key] for i in range(len(questions))],
                                       [found["lexical"]["per_question"][i][key] for i in range(len(questions))],
-                                      rounds=2000).to_dict() for key in ("r@1", "r@600", "r@1200")}
+                                      rounds=2000).to_dict() for key in ("r@1", "r@600", "r@1200", "fetch@600")}
         for cv in found.values():
             cv.pop("per_question", None)
     if tokens:
         report["token_estimate"] = token_error(texts, questions, markdown)
+    if through:
+        report["through_fetch"] = through_fetch(folder, questions)
     return report
+
+
+COLUMNS = ("r@1", "r@3", "r@600", "r@1200", "r@2400", "fetch@600", "fetch@1200")
+
+
+def through_fetch(folder: Path, questions: list[dict]) -> dict:
+    """Issue 28's check itself: the corpus's pages served on 127.0.0.1 (robots.txt open), every question
+    through the product's `Reader.fetch(url, query=question)` with the settings the environment gives (the
+    defaults unless METASEARCH_* says otherwise; the allow-list set to 127.0.0.1/32, an in-memory state store,
+    no rendering), the passages joined best first and
+    cut at 600 and 1,200 characters; every passage's offsets read back with `fetch(url, offset=start,
+    max_chars=end-start)`."""
+    import asyncio
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from plugin.reading.reader import Reader
+    from plugin.settings import Settings
+
+    pages = {f"/{key}": gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes())
+             for key in sorted({q["id"] for q in questions})}
+
+    class Corpus(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            robots = self.path == "/robots.txt"
+            body = b"User-agent: *\nDisallow:\n" if robots else pages.get(self.path)
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/plain" if robots else "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Corpus)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0,
+                        render="never")
+    scores: dict[str, list[float]] = {f"fetch@{b}": [] for b in FETCH_BUDGETS}
+    counts = {"passages": 0, "offsets_checked": 0, "offsets_wrong": 0, "failed": 0}
+
+    async def check() -> None:
+        from plugin.errors import SearchError
+
+        async with Reader(settings) as reader:
+            for q in questions:
+                url = f"{base}/{q['id']}"
+                try:
+                    response = await reader.fetch(url, query=q["question"])
+                except SearchError:
+                    counts["failed"] += 1
+                    for budget in FETCH_BUDGETS:
+                        scores[f"fetch@{budget}"].append(0.0)
+                    continue
+                passages = response.passages or []
+                joined = JOIN.join(p.text for p in passages)
+                answer = normalise(q["answer"])
+                for budget in FETCH_BUDGETS:
+                    scores[f"fetch@{budget}"].append(float(answer in normalise(joined[:budget])))
+                counts["passages"] += len(passages)
+                for passage in passages:
+                    piece = await reader.fetch(url, offset=passage.start, max_chars=passage.end - passage.start)
+                    counts["offsets_checked"] += 1
+                    counts["offsets_wrong"] += piece.content != passage.text
+
+    started = time.perf_counter()
+    try:
+        asyncio.run(check())
+    finally:
+        server.shutdown()
+        server.server_close()
+    out: dict = {"questions": len(questions), "seconds": round(time.perf_counter() - started, 1),
+                 "passages_mean": round(counts["passages"] / max(len(questions), 1), 2),
+                 **{k: v for k, v in counts.items() if k != "passages"}}
+    for key, values in scores.items():
+        out[key] = round(statistics.mean(values), 4)
+        out[key + "_95"] = _mean_interval(values)
+    return out
 
 
 def render(report: dict) -> str:
     lines = [f"{report['questions']} questions on {report['articles']} articles of {report['corpus']} "
              f"({report['format']}); answer recall with 95% bootstrap intervals; meaning signal: "
              f"{report['meaning'].get('source') or report['meaning'].get('reason', 'not used')}", "",
-             f"{'system':<12} " + " ".join(f"{k:>20}" for k in ("r@1", "r@3", "r@600", "r@1200", "r@2400"))
+             f"{'system':<12} " + " ".join(f"{k:>20}" for k in COLUMNS)
              + f" {'tokens@1200':>12} {'ms/page med/p90':>16}"]
     for name, s in report["systems"].items():
-        cells = [f"{s[k]:.3f} [{s[k + '_95'][0]:.2f},{s[k + '_95'][1]:.2f}]" for k in
-                 ("r@1", "r@3", "r@600", "r@1200", "r@2400")]
+        cells = [f"{s[k]:.3f} [{s[k + '_95'][0]:.2f},{s[k + '_95'][1]:.2f}]" for k in COLUMNS]
         lines.append(f"{name:<12} " + " ".join(f"{c:>20}" for c in cells)
                      + f" {s['tokens@1200']:>12} {str(s['cpu_ms_median']) + ' / ' + str(s['cpu_ms_p90']):>16}")
     lines.append(f"ceiling (answer in the extracted text): {report['systems']['ours']['ceiling']:.3f}")
@@ -480,8 +596,9 @@ def render(report: dict) -> str:
             continue
         lines.append(f"{cv['folds']}-fold cross-validation by article, {name} (weights fitted and {cv['grid']} "
                      f"chosen on the other folds): held-out r@600 {cv['cv_r@600']:.3f} {cv['cv_r@600_95']}, "
-                     f"r@1200 {cv['cv_r@1200']:.3f} {cv['cv_r@1200_95']}, r@1 {cv['cv_r@1']:.3f}; "
-                     f"chosen per fold {cv['chosen_per_fold']}")
+                     f"r@1200 {cv['cv_r@1200']:.3f} {cv['cv_r@1200_95']}, r@1 {cv['cv_r@1']:.3f}; as fetched "
+                     f"fetch@600 {cv['cv_fetch@600']:.3f} {cv['cv_fetch@600_95']}, fetch@1200 "
+                     f"{cv['cv_fetch@1200']:.3f} {cv['cv_fetch@1200_95']}; chosen per fold {cv['chosen_per_fold']}")
         rules = dict(cv.get("rules", {}))
         if rules:
             every = rules.pop("all_rules")
@@ -495,6 +612,14 @@ def render(report: dict) -> str:
     if "fitted" in report:
         lines.append("")
         lines.append(f"fitted weights written: {json.dumps(report['fitted'])}")
+    through = report.get("through_fetch")
+    if through:
+        lines.append("")
+        lines.append(f"through fetch(url, query=…) from a loopback server ({through['questions']} questions, "
+                     f"{through['seconds']} s): fetch@600 {through['fetch@600']:.3f} {through['fetch@600_95']}, "
+                     f"fetch@1200 {through['fetch@1200']:.3f} {through['fetch@1200_95']}; passages per answer "
+                     f"{through['passages_mean']}; offsets read back {through['offsets_checked']}, "
+                     f"{through['offsets_wrong']} wrong; failed reads {through['failed']}")
     estimate = report.get("token_estimate")
     if estimate:
         lines.append("")
@@ -517,6 +642,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tokens", action="store_true",
                         help="compare the token estimate with real BPE counts (needs pip install bpe-openai)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 below bench/passage-floors.json")
+    parser.add_argument("--through-fetch", action="store_true",
+                        help="also put every question through fetch(url, query=…) from a loopback server (issue 28's check)")
     args = parser.parse_args(argv)
     folder = Path(args.corpus)
     if not (folder / "qa.json").is_file():
@@ -529,7 +656,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides[name] = (value.lower() in ("1", "true", "yes")) if kind is bool else kind(value)
     options = dataclasses.replace(RankOptions(), **overrides)
     report = run(folder, markdown=args.format == "markdown", options=options, folds=args.cv, tokens=args.tokens,
-                 rules=args.rules, fit_path=ROOT / "plugin" / "reading" / "passage_weights.py" if args.fit else None)
+                 rules=args.rules, fit_path=ROOT / "plugin" / "reading" / "passage_weights.py" if args.fit else None,
+                 through=args.through_fetch)
     print(json.dumps(report, indent=2, default=str) if args.json else render(report))
     if args.check_floors:
         floors = json.loads((ROOT / "bench" / "passage-floors.json").read_text(encoding="utf-8"))

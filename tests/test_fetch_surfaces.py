@@ -153,3 +153,55 @@ def test_schema_exports_web_fetch():
     assert tool_schema("anthropic", "web_fetch")["input_schema"]["properties"]["offset"]["minimum"] == 0
     assert tool_schema("openai")["function"]["name"] == "web_search"
     assert main(["schema", "--format", "anthropic", "--tool", "web_fetch"]) == 0
+
+
+async def test_search_with_read_takes_render_on_every_surface(standins):
+    """`render` reaches a search's reads from the CLI (`--render`), MCP (`web_search(render=)`) and HTTP
+    (`/search?render=`) as it does from Python: `never` leaves a shell unrendered and says so; a value that
+    is none of auto, always, never is invalid_parameter on each."""
+    pytest.importorskip("mcp")
+    from aiohttp.test_utils import TestClient, TestServer
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from plugin.settings import Settings
+    from plugin.surfaces.service import build_app
+
+    shell = "<html><body><div id='root'></div><noscript>Please enable JavaScript.</noscript><script src='/a.js'></script></body></html>"
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/spa": page(shell)}))
+    engine = await standins(page(bing_page([("Keepers ledger", site.url + "/spa", "lighthouse keepers ledger")])))
+    query = "lighthouse keepers ledger"
+
+    def unrendered(data: dict) -> None:
+        row = data["results"][0]
+        assert row["url"] == site.url + "/spa" and row["rendered"] is False and row["may_require_js"] is True
+        assert any("render=never" in w for w in data["warnings"]), data["warnings"]
+
+    code, out, err = await run_cli("search", query, "--engines", "bing", "--endpoint", f"bing={engine.url}",
+                                   "--read", "1", "--render", "never", "--json", "--no-cache")
+    assert code == 0, err
+    unrendered(json.loads(out))
+    code, out, _ = await run_cli("search", query, "--engines", "bing", "--endpoint", f"bing={engine.url}",
+                                 "--read", "1", "--render", "sometimes", "--json")
+    assert code == 2 and json.loads(out)["error"]["code"] == "invalid_parameter"
+
+    settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0,
+                        engines=["bing"], endpoints={"bing": engine.url})
+    async with TestClient(TestServer(build_app(settings))) as client:
+        answer = await client.get("/search", params={"q": query, "read": "1", "render": "never"})
+        assert answer.status == 200
+        unrendered(await answer.json())
+        answer = await client.get("/search", params={"q": query, "read": "1", "render": "sometimes"})
+        assert answer.status == 400 and (await answer.json())["error"]["code"] == "invalid_parameter"
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
+                                   env=env(METASEARCH_ENDPOINTS=json.dumps({"bing": engine.url}),
+                                           METASEARCH_ENGINES=json.dumps(["bing"])))
+    async with Client(params, read_timeout_seconds=60) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["web_search"].input_schema["properties"]["render"]["anyOf"][0]["enum"] == ["auto", "always", "never"]
+        searched = await client.call_tool("web_search", {"query": query, "read": 1, "render": "never"})
+        assert not searched.is_error
+        unrendered(searched.structured_content)
+        bad = await client.call_tool("web_search", {"query": query, "read": 1, "render": "sometimes"})
+        assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_parameter"

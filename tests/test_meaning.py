@@ -34,10 +34,11 @@ def run_python(code: str) -> str:
 
 @needs_model
 def test_a_question_in_other_words_is_answered_by_meaning_where_words_miss():
-    # No content word of either question is on the page: words alone fall back on the lead prior.
-    assert first(FESTIVAL, "How many nations were represented?", window_chars=80, meaning=False) == \
+    # No content word of either question is on the page: words alone fall back on the lead prior. (Not "how
+    # many nations": "sixteen" is a number, which words alone now see the question asks for.)
+    assert first(FESTIVAL, "Which nations were represented?", window_chars=80, meaning=False) == \
         "The festival opened on a cold Friday evening in the old town."
-    assert first(FESTIVAL, "How many nations were represented?", window_chars=80) == \
+    assert first(FESTIVAL, "Which nations were represented?", window_chars=80) == \
         "Artists from sixteen countries took part in the show."
     assert first(FESTIVAL, "When did the shows begin?", window_chars=80, grow_chars=0) == \
         "Tickets were sold out within hours of the start."

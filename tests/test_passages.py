@@ -244,8 +244,39 @@ def test_passages_meet_their_floors_on_the_dev_questions():
     assert report["systems"]["ours"]["r@1200"] > report["systems"]["bm25"]["r@1200"] > report["systems"]["lead"]["r@1200"]
 
 
+
+def test_the_bench_counts_what_a_fetch_returns_as_the_check_reads_it():
+    """The bench's fetch@600/1200 (in process) and its --through-fetch mode (the pages served on 127.0.0.1,
+    every question through Reader.fetch(url, query=...)) agree question by question, and every passage's
+    offsets read back as its text."""
+    _, questions = corpus()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import passage_bench
+
+    some = questions[::20]  # 12 questions on 12 articles
+    texts, _ = passage_bench.load(ARTICLE_CORPUS, True)
+    in_process = passage_bench.measure(texts, some, passage_bench.ours(), True)
+    through = passage_bench.through_fetch(ARTICLE_CORPUS, some)
+    assert through["failed"] == 0 and through["offsets_wrong"] == 0
+    assert through["offsets_checked"] >= len(some)
+    for budget in (600, 1200):
+        assert through[f"fetch@{budget}"] == round(sum(in_process[f"fetch@{budget}"]) / len(some), 4)
+
 def test_the_settings_ship_the_ranker_s_defaults():
     from plugin.reading.evidence import rank_options
     from plugin.settings import Settings
 
     assert rank_options(Settings()) == RankOptions()
+
+
+def test_a_number_in_words_answers_how_many_as_digits_do():
+    from plugin.reading.passages import fits
+
+    asked = {"how", "many", "countries", "took", "part"}
+    assert fits("number", "Artists from sixteen different countries share their work.", asked)
+    assert fits("number", "Eight out of ten companies write custom apps.", asked)
+    assert fits("number", "It employs 4,200 people.", asked)
+    assert not fits("number", "Artists from many countries share their work.", asked)
+    assert not fits("number", "Someone wrote it often.", asked)  # "one" and "ten" inside words are no numbers
+    # a number the question itself names is no answer
+    assert not fits("number", "Two teams played.", {"which", "two", "teams", "played"})

@@ -6,34 +6,34 @@
 """
 
 LEXICAL_WEIGHTS = {
-    "bm25": 1.79,
-    "proximity": 2.128,
-    "context": 1.539,
-    "heading": 0.7584,
-    "cover": 2.162,
-    "lead": 0.3751,
-    "typed": 0.926,
-    "typed_bm25": 0.6549,
-    "typed_proximity": 0.752,
-    "typed_context": 1.569,
-    "typed_heading": 1.035,
-    "typed_cover": 0.8943
+    "bm25": 1.761,
+    "proximity": 2.103,
+    "context": 1.536,
+    "heading": 0.6679,
+    "cover": 2.131,
+    "lead": 0.3628,
+    "typed": 0.9403,
+    "typed_bm25": 0.6961,
+    "typed_proximity": 0.7862,
+    "typed_context": 1.552,
+    "typed_heading": 1.179,
+    "typed_cover": 0.9363
 }
 
 MEANING_WEIGHTS = {
-    "bm25": 0.9041,
-    "proximity": 1.108,
-    "context": 1.448,
-    "heading": 0.7874,
-    "cover": 1.435,
-    "lead": 0.2984,
-    "typed": 0.8655,
-    "typed_bm25": 0.3371,
-    "typed_proximity": 0.3875,
-    "typed_context": 1.629,
-    "typed_heading": 1.084,
-    "typed_cover": 0.6776,
-    "soft_cover": 1.737,
-    "soft_proximity": 1.793,
-    "typed_soft_proximity": 0.7393
+    "bm25": 0.89,
+    "proximity": 1.097,
+    "context": 1.449,
+    "heading": 0.7059,
+    "cover": 1.412,
+    "lead": 0.2884,
+    "typed": 0.8803,
+    "typed_bm25": 0.3564,
+    "typed_proximity": 0.3978,
+    "typed_context": 1.606,
+    "typed_heading": 1.217,
+    "typed_cover": 0.7031,
+    "soft_cover": 1.715,
+    "soft_proximity": 1.769,
+    "typed_soft_proximity": 0.7884
 }

@@ -44,6 +44,13 @@ from plugin.reading.sentences import HEADING, Segmented, segment
 from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A number in English words answers a how-many question as digits do ("sixteen different countries", "four
+# rounds", "eight out of ten"; 10-fold CV: +0.008 at 600 characters). Looked up word by word: one regex
+# alternation of them all costs nine times the digits' search on every sentence.
+NUMBER_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand
+thousands million millions billion billions trillion trillions dozen dozens half quarter third double twice
+triple""".split())
 _WORDISH = re.compile(r"\w+")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -285,7 +292,10 @@ def fits(kind: str, sentence: str, asked: set[str] = frozenset()) -> bool:
     """The sentence holds a number, date or name that the question itself does not (`asked`: the
     question's words, case-folded)."""
     pattern = {"number": _NUMBER, "date": _MONTHS, "name": _NAME}[kind]
-    return any(not set(_WORDISH.findall(found.group(0).casefold())) <= asked for found in pattern.finditer(sentence))
+    if any(not set(_WORDISH.findall(found.group(0).casefold())) <= asked for found in pattern.finditer(sentence)):
+        return True
+    return kind == "number" and any(word in NUMBER_WORDS and word not in asked
+                                    for word in _WORDISH.findall(sentence.casefold()))
 
 
 def _bm25(tf: Counter, question: list[str], idf: dict[str, float], relative_length: float,

@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --read: attach each read page's K best passages for the query instead of its text")
     search.add_argument("--max-tokens", dest="max_tokens", metavar="N",
                         help="fit the answer in about N tokens (rows in rank order; omitted says what was left out)")
+    search.add_argument("--render", metavar="auto|always|never",
+                        help="with --read: run the read pages' scripts in the installed Chromium: auto (default: "
+                             "only a page that looks like an app shell), always, or never")
     search.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
     search.add_argument("--explain", action="store_true",
                         help="show each row's votes (engine: weight x trust x place) and boosts behind its score")
@@ -317,7 +320,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                                          now=now, cache=not args.no_cache,
                                          ignore_cooldowns=args.ignore_cooldowns, read=args.read,
                                          passages=args.passages, max_tokens=args.max_tokens,
-                                         explain=args.explain)
+                                         explain=args.explain, render=args.render)
         finally:
             await searcher.close()
 

@@ -272,7 +272,7 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
                          time_range: Any = None, site: Any = None, safesearch: Any = None,
                          allowed_domains: Any = None, blocked_domains: Any = None, category: Any = None,
                          page: Any = None, user_location: Any = None, read: Any = None, passages: Any = None,
-                         max_tokens: Any = None) -> Annotated[CallToolResult, SearchResponse]:
+                         max_tokens: Any = None, render: Any = None) -> Annotated[CallToolResult, SearchResponse]:
         if settings_error is not None:
             return _error(settings_error.code, settings_error.message, **settings_error.details)
         try:
@@ -280,7 +280,7 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
                 query, limit=limit, engines=engines, region=region, time_range=time_range, site=site,
                 safesearch=safesearch, allowed_domains=allowed_domains, blocked_domains=blocked_domains,
                 category=category, page=page, user_location=user_location, read=read, passages=passages,
-                max_tokens=max_tokens)
+                max_tokens=max_tokens, render=render)
         except SearchError as exc:
             return _error(exc.code, exc.message, **exc.details)
         # Measured off the event loop: an estimate of a long answer takes tens of milliseconds.

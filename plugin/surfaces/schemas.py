@@ -78,6 +78,10 @@ class WebSearchArgs(BaseModel):
                                                                 "of its text.")
     max_tokens: int | None = Field(None, ge=1, description="Fit the answer (rows, snippets, passages or text) in "
                                                            "about this many tokens; `omitted` says what was left out.")
+    render: Literal["auto", "always", "never"] | None = Field(
+        None, description="With read: run the read pages' scripts in a headless browser: auto (default: only a page "
+                          "that looks like an app shell that scripts build), always, or never. Each read row says "
+                          "`rendered`.")
 
 
 def _arguments_schema(arguments: type[BaseModel]) -> dict[str, Any]:

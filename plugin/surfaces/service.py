@@ -136,7 +136,8 @@ async def search_handler(request: web.Request) -> web.Response:
             cache=args.get("no_cache", "").strip().lower() not in TRUE_WORDS,
             allowed_domains=args.getall("allowed_domains", None), blocked_domains=args.getall("blocked_domains", None),
             category=args.get("category"), page=args.get("page"), user_location=args.get("user_location"),
-            read=args.get("read"), passages=args.get("passages"), max_tokens=args.get("max_tokens"))
+            read=args.get("read"), passages=args.get("passages"), max_tokens=args.get("max_tokens"),
+            render=args.get("render"))
     except SearchError as exc:
         metrics.bad_input()
         return web.json_response(exc.to_dict(), status=400)
