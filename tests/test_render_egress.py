@@ -16,10 +16,11 @@ from standins import page
 ALLOWED = PrivateAllowance.of("127.0.0.1/32")
 
 
-def egress(dns: StandInDNS | None = None, **caps) -> ReadEgress:
+def egress(dns: StandInDNS | None = None, via=None, **caps) -> ReadEgress:
     guard = GuardedResolver(dns, allow_private=ALLOWED)
     return ReadEgress(guard, lambda url: check_url(url, allow_private=ALLOWED),
-                      max_bytes=caps.get("max_bytes", 1_000_000), max_connections=caps.get("max_connections", 50))
+                      max_bytes=caps.get("max_bytes", 1_000_000), max_connections=caps.get("max_connections", 50),
+                      via=via)
 
 
 async def exchange(proxy: ReadEgress, raw: bytes) -> tuple[bytes, asyncio.StreamReader, asyncio.StreamWriter]:
@@ -215,3 +216,86 @@ def test_a_body_with_a_length_is_relayed_to_its_length(body, cuts, after):
         return ended, bytes(sink.data), await reader.read()
 
     assert asyncio.run(relay()) == (True, body, after)
+
+
+# ----- behind the operator's proxy -----
+async def test_behind_an_http_proxy_every_request_is_a_tunnel_to_the_checked_address(standins):
+    """A name is resolved and checked here, and the proxy is asked for the checked address (never the name,
+    so nothing is looked up again behind the guard), with the proxy URL's credentials; an address outside
+    the allowed block is refused before the proxy hears of it."""
+    from test_proxies import HttpProxy
+
+    site = await standins(routes({"/x": page("hello")}))
+    port = int(site.url.rsplit(":", 1)[1])
+    operator = await HttpProxy(credentials=("agent", "s3cret")).start()
+    asked_for: list[str] = []
+
+    def via(url: str) -> str:
+        asked_for.append(url)
+        return operator.url("agent", "s3cret")
+
+    async with Outsider() as outsider:
+        dns = StandInDNS({"inside.example": ["127.0.0.1"]})
+        proxy = await egress(dns, via=via).start()
+        try:
+            for host, at in (("inside.example", port), ("127.0.0.2", outsider.port)):
+                proxy.expect(host, at)
+            ok, reader, writer = await exchange(proxy, f"GET http://inside.example:{port}/x HTTP/1.1\r\nHost: "
+                                                       f"inside.example:{port}\r\n\r\n".encode())
+            assert ok.startswith(b"HTTP/1.1 200") and (await reader.readexactly(5)) == b"hello"
+            writer.close()
+            tunnel, reader, writer = await exchange(proxy, f"CONNECT inside.example:{port} HTTP/1.1\r\n\r\n".encode())
+            assert tunnel.startswith(b"HTTP/1.1 200")
+            writer.write(f"GET /x HTTP/1.1\r\nHost: inside.example:{port}\r\nConnection: close\r\n\r\n".encode())
+            assert (await asyncio.wait_for(reader.read(), 10)).endswith(b"hello")
+            writer.close()
+            refused, _, writer = await exchange(proxy, f"CONNECT 127.0.0.2:{outsider.port} HTTP/1.1\r\n\r\n".encode())
+            writer.close()
+            assert refused.startswith(b"HTTP/1.1 403")
+        finally:
+            await proxy.close()
+            await operator.stop()
+        assert outsider.connections == 0
+    assert [(method, target) for method, target, _ in operator.seen] == [("CONNECT", f"127.0.0.1:{port}")] * 2
+    assert all(headers["proxy-authorization"].startswith("Basic ") for _, _, headers in operator.seen)
+    assert asked_for == [f"http://inside.example:{port}/", f"https://inside.example:{port}/"]
+    assert dns.asked == ["inside.example", "inside.example"] and proxy.proxy_failures == []
+
+
+async def test_behind_a_socks5_proxy_the_checked_address_is_asked_for(standins):
+    from test_proxies import Socks5Proxy
+
+    site = await standins(routes({"/x": page("hello")}))
+    port = int(site.url.rsplit(":", 1)[1])
+    operator = await Socks5Proxy(credentials=("agent", "s3cret")).start()
+    dns = StandInDNS({"inside.example": ["127.0.0.1"]})
+    proxy = await egress(dns, via=lambda url: operator.url("agent", "s3cret", scheme="socks5h")).start()
+    try:
+        proxy.expect("inside.example", port)
+        ok, reader, writer = await exchange(proxy, f"GET http://inside.example:{port}/x HTTP/1.1\r\nHost: "
+                                                   f"inside.example:{port}\r\n\r\n".encode())
+        assert ok.startswith(b"HTTP/1.1 200") and (await reader.readexactly(5)) == b"hello"
+        writer.close()
+    finally:
+        await proxy.close()
+        await operator.stop()
+    assert operator.seen == [("agent", "ipv4", "127.0.0.1", port)]
+
+
+async def test_a_proxy_that_will_not_carry_a_request_is_said_without_its_password(standins):
+    from test_proxies import HttpProxy
+
+    site = await standins(routes({"/x": page("hello")}))
+    port = int(site.url.rsplit(":", 1)[1])
+    operator = await HttpProxy(credentials=("agent", "s3cret")).start()
+    proxy = await egress(via=lambda url: operator.url("agent", "wrong-password")).start()
+    try:
+        proxy.expect("127.0.0.1", port)
+        answer, _, writer = await exchange(proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        writer.close()
+    finally:
+        await proxy.close()
+        await operator.stop()
+    assert answer.startswith(b"HTTP/1.1 502")
+    assert len(proxy.proxy_failures) == 1 and "407" in proxy.proxy_failures[0]
+    assert "wrong-password" not in proxy.proxy_failures[0] and "agent" not in proxy.proxy_failures[0]

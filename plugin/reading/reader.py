@@ -239,9 +239,11 @@ class Reader:
         try:
             page = await self.renderer().render(plain.final_url, deadline=deadline - RENDER_MARGIN_S,
                                                 robots=self.robots.check if respect_robots else None)
-            if page.status >= 400:  # the browser was turned away (a bot wall), or the page is gone since
-                return _outcome(plain, f"the browser was answered HTTP {page.status}; the text is the page as sent, "
-                                       "which may be a placeholder or missing", always=always), plain_cached
+            if page.status >= 400:  # the browser was turned away (a bot wall), the proxy would not carry it, or gone since
+                why = f"the browser was answered HTTP {page.status}" + (
+                    f" ({'; '.join(page.warnings[:2])})" if page.warnings else "")
+                return _outcome(plain, f"{why}; the text is the page as sent, which may be a placeholder or missing",
+                                always=always), plain_cached
             response = Response(status=page.status, url=page.url, headers={"content-type": "text/html; charset=utf-8"},
                                 body=b"", text=page.html)
             built = await asyncio.wait_for(

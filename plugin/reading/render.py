@@ -221,7 +221,8 @@ class Renderer:
 
     async def _new_page(self, state: _LoopState, browser: Chromium) -> "PageRun":
         egress = await ReadEgress(self.guard, self.check, max_bytes=self.settings.render_max_bytes,
-                                  max_connections=self.settings.render_max_requests).start()
+                                  max_connections=self.settings.render_max_requests, via=self._proxy_for,
+                                  proxy_tls=self._proxy_tls()).start()
         run = PageRun(self, state, browser, egress)
         try:
             await run.prepare()
@@ -229,6 +230,24 @@ class Renderer:
             await run.dispose()
             raise
         return run
+
+    def _proxy_for(self, url: str) -> str | None:
+        """The operator's proxy for a rendered page's request to `url`, chosen as a plain read's is."""
+        from plugin.infra.egress import choose_proxy
+        from plugin.reading.hops import PAGE_UPSTREAM
+
+        settings = self.settings
+        return choose_proxy(url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env)
+
+    def _proxy_tls(self):
+        """TLS to an https:// proxy: the system's roots, and METASEARCH_CA_BUNDLE's besides."""
+        if self.settings.ca_bundle is None:
+            return None
+        import ssl
+
+        context = ssl.create_default_context()
+        context.load_verify_locations(cafile=str(self.settings.ca_bundle))
+        return context
 
     async def _browser(self, state: _LoopState, cap: float) -> Chromium:
         async with state.lock:
@@ -415,8 +434,10 @@ class PageRun:
             if self.refusal is not None:
                 raise self.refusal
             refused = "; ".join(self.egress.refused[:3])
+            proxy = "; ".join(self.egress.proxy_failures[:2])
             raise RenderFailed(f"the browser could not load the page ({navigated['errorText']})"
-                               + (f"; refused: {refused}" if refused else ""))
+                               + (f"; refused: {refused}" if refused else "")
+                               + (f"; the proxy: {proxy}" if proxy else ""))
         settled = await self._settle()
         if self.crashed:
             raise RenderFailed("the page's renderer crashed")
@@ -461,6 +482,10 @@ class PageRun:
         if refused:
             shown = "; ".join(refused[:5]) + (f"; and {len(refused) - 5} more" if len(refused) > 5 else "")
             warnings.append(f"the rendered page asked for what a read may not reach, refused: {shown}")
+        if self.egress.proxy_failures:
+            failures = self.egress.proxy_failures
+            warnings.append("the proxy did not carry some of the rendered page's requests: " + "; ".join(failures[:3])
+                            + (f"; and {len(failures) - 3} more" if len(failures) > 3 else ""))
         if self.egress.over_cap is not None:
             warnings.append(f"rendering stopped early: {self.egress.over_cap}")
         if self.over_requests:

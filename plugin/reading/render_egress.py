@@ -17,6 +17,13 @@ Only what the page asked for goes out: the renderer sees each request the page m
 anything else is the browser's own business (a preconnect to its default search engine, an account
 check) and is refused without a word, so a render sends nothing the page did not ask for.
 
+Behind the operator's proxy (the `proxy` setting, or HTTPS_PROXY / HTTP_PROXY / ALL_PROXY with
+`proxy_from_env`, NO_PROXY hosts direct: the same choice as a plain read's, `plugin.infra.egress`), each
+upstream connection is a tunnel through it to the checked address (`connect_through`: HTTP CONNECT, over
+TLS for an https:// proxy, or SOCKS5 / SOCKS4), so a rendered page leaves by the same way as a plain read
+and still reaches no address the guard did not pass; the proxy's own name is the operator's choice and is
+resolved as the plain read resolves it.
+
 `DenyAll` is the browser-wide proxy: anything outside a read's context (background requests of the
 browser itself) is refused.
 """
@@ -24,10 +31,13 @@ browser itself) is refused.
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import socket
+import ssl
+import struct
 from typing import Callable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from plugin.errors import FetchError
 from plugin.reading.addresses import GuardedResolver, PrivateAddressRefused, Target
@@ -51,12 +61,16 @@ class ReadEgress:
     """The proxy of one rendered read: listening on 127.0.0.1 while the read lasts."""
 
     def __init__(self, guard: GuardedResolver, check: Callable[[str], Target], *, max_bytes: int,
-                 max_connections: int):
+                 max_connections: int, via: Callable[[str], str | None] | None = None,
+                 proxy_tls: ssl.SSLContext | None = None):
         """`check`: the read's URL check (check_url with the read's allowance); `guard`: its resolver.
         `max_bytes`: bytes the page may pull in, all its requests together; `max_connections`: upstream
-        connections it may open."""
+        connections it may open. `via`: the proxy URL a request to this URL goes through, or None for a
+        direct connection; `proxy_tls`: the TLS context for an https:// proxy (the system's roots by default)."""
         self.guard = guard
         self.check = check
+        self.via = via
+        self.proxy_tls = proxy_tls
         self.max_bytes = max_bytes
         self.max_connections = max_connections
         self.refused: list[str] = []  # "host:port: why", in the order met
@@ -66,6 +80,7 @@ class ReadEgress:
         self.over_cap: str | None = None
         self.expected: set[tuple[str, int]] = set()  # (host, port) the page has asked for
         self.unasked: list[str] = []  # connections the page did not ask for (the browser's own), refused
+        self.proxy_failures: list[str] = []  # "host:port: why" the operator's proxy would not carry
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task] = set()
@@ -75,6 +90,7 @@ class ReadEgress:
         """The read begins (a spare page's egress waited unused until now): nothing before counts."""
         self.refused.clear()
         self.unasked.clear()
+        self.proxy_failures.clear()
 
     def expect(self, host: str, port: int) -> None:
         """The page asked for something at host:port (seen by the renderer before it leaves)."""
@@ -166,16 +182,24 @@ class ReadEgress:
             except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
                 raise Refused(f"{shown}: {host} could not be resolved ({exc or 'timeout'})") from None
             addresses = list(dict.fromkeys(entry["host"] for entry in found))
+        proxy = self.via(f"{scheme}://{literal}:{port}/") if self.via is not None else None
         problem: Exception | None = None
         for address in addresses:
             if not self.guard.permits(checked.host, address):  # resolve() checked them all; kept for literals
                 raise Refused(f"{shown}: {address} is not an address a read may reach")
             try:
                 self.connections += 1
-                opened = await asyncio.wait_for(asyncio.open_connection(address, port, limit=MAX_HEAD),
-                                                CONNECT_TIMEOUT_S)
-            except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+                if proxy is None:
+                    connecting = asyncio.open_connection(address, port, limit=MAX_HEAD)
+                else:
+                    connecting = connect_through(proxy, address, port, self.proxy_tls)
+                opened = await asyncio.wait_for(connecting, CONNECT_TIMEOUT_S)
+            except (OSError, asyncio.TimeoutError, TimeoutError, asyncio.IncompleteReadError) as exc:
                 problem = exc
+                if proxy is not None and len(self.proxy_failures) < 20:
+                    why = str(exc) if isinstance(exc, ProxyRefused) else (
+                        f"through the proxy: {type(exc).__name__} {exc}".rstrip())
+                    self.proxy_failures.append(f"{shown}: {why}")
                 continue
             self.connected.append((checked.host, address, port))
             self._track(opened[1])
@@ -294,6 +318,95 @@ class ReadEgress:
         ended = await _relay_body(headers, upstream, writer, self._count, until_eof=True)
         await writer.drain()
         return framed and ended
+
+
+class ProxyRefused(ConnectionError):
+    """The operator's proxy would not open the tunnel (its answer says why; credentials never shown)."""
+
+
+async def connect_through(proxy: str, address: str, port: int, tls: ssl.SSLContext | None = None
+                          ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A stream to `address:port` (an address the guard passed) tunnelled through `proxy`: HTTP CONNECT
+    (TLS to the proxy for https://, Basic credentials from the URL), SOCKS5 (RFC 1928, user and password by
+    RFC 1929; socks5h alike, since the address is already resolved and checked) or SOCKS4. The proxy is
+    asked for the address itself, never a name, so nothing is looked up again behind the guard."""
+    parts = urlsplit(proxy)
+    scheme = parts.scheme.lower()
+    host = parts.hostname or ""
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else ""
+    where = f"{scheme}://{host}:{parts.port}" if parts.port else f"{scheme}://{host}"  # never the credentials
+    if scheme in ("http", "https"):
+        reader, writer = await asyncio.open_connection(
+            host, parts.port or (443 if scheme == "https" else 80), limit=MAX_HEAD,
+            ssl=(tls or ssl.create_default_context()) if scheme == "https" else None,
+            server_hostname=host if scheme == "https" else None)
+        try:
+            authority = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+            lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+            if user is not None:
+                token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+                lines.append(f"Proxy-Authorization: Basic {token}")
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            await writer.drain()
+            head = await _read_head(reader)
+            status_line = head.split(b"\r\n", 1)[0].decode("latin-1") if head else ""
+            parts_of_status = status_line.split(" ", 2)
+            if len(parts_of_status) < 2 or not parts_of_status[1].isdigit() or not 200 <= int(parts_of_status[1]) < 300:
+                raise ProxyRefused(f"the proxy {where} answered {status_line or 'nothing'!r} to CONNECT")
+            return reader, writer
+        except BaseException:
+            writer.transport.abort()
+            raise
+    if scheme in ("socks5", "socks5h", "socks4"):
+        reader, writer = await asyncio.open_connection(host, parts.port or 1080, limit=MAX_HEAD)
+        try:
+            if scheme == "socks4":
+                await _socks4(reader, writer, address, port, user or "", where)
+            else:
+                await _socks5(reader, writer, address, port, user, password, where)
+            return reader, writer
+        except BaseException:
+            writer.transport.abort()
+            raise
+    raise ProxyRefused(f"the proxy {where} is of a kind a rendered page cannot go through")
+
+
+async def _socks5(reader, writer, address: str, port: int, user: str | None, password: str, where: str) -> None:
+    methods = b"\x00\x02" if user is not None else b"\x00"
+    writer.write(bytes([5, len(methods)]) + methods)
+    await writer.drain()
+    version, method = await reader.readexactly(2)
+    if version != 5 or method not in methods:
+        raise ProxyRefused(f"the proxy {where} accepts none of our ways to log in")
+    if method == 2:
+        name, secret = (user or "").encode(), password.encode()
+        writer.write(bytes([1, len(name)]) + name + bytes([len(secret)]) + secret)
+        await writer.drain()
+        if (await reader.readexactly(2))[1] != 0:
+            raise ProxyRefused(f"the proxy {where} refused our credentials")
+    ip = ipaddress.ip_address(address)
+    kind = 1 if ip.version == 4 else 4
+    writer.write(bytes([5, 1, 0, kind]) + ip.packed + struct.pack("!H", port))
+    await writer.drain()
+    _, reply, _, bound = await reader.readexactly(4)
+    if reply != 0:
+        raise ProxyRefused(f"the proxy {where} would not connect (SOCKS5 reply {reply})")
+    length = {1: 4, 4: 16}.get(bound)
+    if length is None:  # a name: its length comes first
+        length = (await reader.readexactly(1))[0]
+    await reader.readexactly(length + 2)  # the address the proxy bound, and its port
+
+
+async def _socks4(reader, writer, address: str, port: int, user: str, where: str) -> None:
+    ip = ipaddress.ip_address(address)
+    if ip.version != 4:
+        raise ProxyRefused(f"the proxy {where} speaks SOCKS4, which cannot reach the IPv6 address {address}")
+    writer.write(bytes([4, 1]) + struct.pack("!H", port) + ip.packed + user.encode() + b"\x00")
+    await writer.drain()
+    _, reply = (await reader.readexactly(8))[:2]
+    if reply != 0x5A:
+        raise ProxyRefused(f"the proxy {where} would not connect (SOCKS4 reply {reply})")
 
 
 class DenyAll:
