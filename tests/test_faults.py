@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 import tracemalloc
@@ -65,8 +66,12 @@ async def test_every_engine_misbehaving_at_once(standins):
     endpoints["wikipedia"] = f"http://127.0.0.1:{closed_port()}"                # connection refused
     names = list(endpoints)
     settings = Settings(
-        endpoints=endpoints, engines=names, tiers={name: "primary" for name in names}, timeout_ms=1500,
+        endpoints=endpoints, engines=names, tiers={name: "primary" for name in names}, timeout_ms=3000,
         quorum=1.0,  # wait for every engine: this test is about how each failure is classified
+        # ... by each engine's own deadline, not the search's: on a machine busy enough to hold the loop up for
+        # a second or two, a 1.5 s engine deadline times out a refused connection before the loop sees the
+        # refusal, and the soft deadline (2.5 s) answers first and reports the slow engines `late`.
+        soft_deadline_ms=10000, deadline_ms=12000,
         max_response_bytes=2_000_000, exa_api_key="exa-key-123456", tavily_api_key="tavily-key-123456",
         serper_api_key="serper-key-123456", brave_api_key="brave-key-123456",
         searxng_url="http://searxng.invalid",
@@ -87,7 +92,9 @@ async def test_every_engine_misbehaving_at_once(standins):
     assert status["brave"][0] == "timeout"
     assert status["mojeek"][0] == "timeout"
     assert status["startpage"][0] == "ratelimited"
-    assert status["baidu"] == ("error", "HTTP 500; cooling down 30s")
+    # The 30 s window opened when the request went out; a loop held up by the 20 MB body and the 5,000 result
+    # blocks (under tracemalloc, on a busy machine) may report it a second or more later.
+    assert status["baidu"][0] == "error" and re.fullmatch(r"HTTP 500; cooling down (2[5-9]|30)s", status["baidu"][1])
     assert status["wikipedia"][0] == "error" and "connection failed" in status["wikipedia"][1]
     assert status["duckduckgo-lite"][0] == "error" and "cap" in status["duckduckgo-lite"][1]
     assert status["exa"][0] == "error" and "decompress" in status["exa"][1]
@@ -100,7 +107,7 @@ async def test_every_engine_misbehaving_at_once(standins):
     assert any(r.title == "Café — rust async" for r in response.results)  # decoded despite the wrong header
     assert any(r.url == "https://tokio.rs/" for r in response.results)
     assert response.partial is True
-    assert elapsed < 1.5 + 3.0  # the deadline plus a generous margin for a shared machine
+    assert elapsed < 10.0  # every engine's own deadline ended the search, not the search's soft deadline
     assert peak < 16 * 1024 * 1024  # the 20 MB body was never held: the cap applies while reading
     # Every failure benched its engine; the healthy ones were not.
     # State is kept per upstream ("engine@endpoint" here, since every engine has a stand-in endpoint).
