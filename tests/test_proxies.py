@@ -67,6 +67,7 @@ class HttpProxy:
     server: asyncio.AbstractServer | None = None
     port: int = 0
     ssl_context: ssl.SSLContext | None = None  # set: an https:// proxy (TLS between client and proxy)
+    refuse_tunnels: bool = False  # set: CONNECT is answered 403 (plain requests are still forwarded)
 
     async def start(self) -> "HttpProxy":
         self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0, ssl=self.ssl_context)
@@ -103,6 +104,11 @@ class HttpProxy:
                 await writer.drain()
                 writer.close()
                 return
+        if method == "CONNECT" and self.refuse_tunnels:
+            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return
         if method == "CONNECT":
             host, port = target.rsplit(":", 1)
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")

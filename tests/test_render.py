@@ -318,55 +318,16 @@ async def test_behind_the_operator_s_proxy_a_rendered_page_leaves_through_it(wor
         await operator.stop()
     # A proxy that forwards plain requests but opens no tunnel: the plain read gets the shell, the render
     # cannot get out, and the read says so (the shell as sent, the proxy's answer in the warning).
-    strict = await NoTunnels().start()
+    strict = await HttpProxy(refuse_tunnels=True).start()
     reader = Reader(settings(proxy=strict.url()), resolver=world.dns)
     try:
         response = await reader.fetch(world.url("/built"))
         assert response.rendered is False and response.may_require_js is True
         assert any("the proxy" in w and "403" in w for w in response.warnings), response.warnings
-        assert ("CONNECT", f"127.0.0.1:{port}") in strict.seen
+        assert ("CONNECT", f"127.0.0.1:{port}") in [(method, target) for method, target, _ in strict.seen]
     finally:
         await reader.close()
         await strict.stop()
-
-
-class NoTunnels:
-    """An HTTP proxy that forwards plain http requests and refuses every CONNECT (403)."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    async def start(self) -> "NoTunnels":
-        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
-        return self
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
-    async def stop(self) -> None:
-        self.server.close()
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        from test_proxies import relay
-
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, ConnectionError):
-            writer.close()
-            return
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ", 2)
-        self.seen.append((method, target))
-        if method == "CONNECT":
-            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            await writer.drain()
-            writer.close()
-            return
-        hostport, _, path = target.split("://", 1)[1].partition("/")
-        host, _, at = hostport.partition(":")
-        kept = [line for line in lines[1:] if line and not line.lower().startswith(("proxy-", "connection:"))]
-        forwarded = "\r\n".join([f"{method} /{path} {version}", *kept, "Connection: close", "", ""]).encode("latin-1")
-        await relay(reader, writer, host, int(at or 80), forwarded)
 
 
 @needs_chromium
