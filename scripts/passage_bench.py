@@ -496,10 +496,9 @@ COLUMNS = ("r@1", "r@3", "r@600", "r@1200", "r@2400", "fetch@600", "fetch@1200")
 def through_fetch(folder: Path, questions: list[dict]) -> dict:
     """Issue 28's check itself: the corpus's pages served on 127.0.0.1 (robots.txt open), every question
     through the product's `Reader.fetch(url, query=question)` with the settings the environment gives (the
-    defaults unless METASEARCH_* says otherwise; the allow-list set to 127.0.0.1/32, an in-memory state store,
-    no rendering), the passages joined best first and
-    cut at 600 and 1,200 characters; every passage's offsets read back with `fetch(url, offset=start,
-    max_chars=end-start)`."""
+    defaults unless METASEARCH_* says otherwise; the allow-list set to 127.0.0.1/32, an in-memory state
+    store, no rendering), the passages joined best first and cut at 600 and 1,200 characters; every
+    passage's offsets read back with `fetch(url, offset=start, max_chars=end-start)`."""
     import asyncio
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -643,7 +642,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="compare the token estimate with real BPE counts (needs pip install bpe-openai)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 below bench/passage-floors.json")
     parser.add_argument("--through-fetch", action="store_true",
-                        help="also put every question through fetch(url, query=…) from a loopback server (issue 28's check)")
+                        help="also put every question through fetch(url, query=…) from a loopback server "
+                             "(issue 28's check)")
     args = parser.parse_args(argv)
     folder = Path(args.corpus)
     if not (folder / "qa.json").is_file():

@@ -239,7 +239,7 @@ class Reader:
         try:
             page = await self.renderer().render(plain.final_url, deadline=deadline - RENDER_MARGIN_S,
                                                 robots=self.robots.check if respect_robots else None)
-            if page.status >= 400:  # the browser was turned away (a bot wall), the proxy would not carry it, or gone since
+            if page.status >= 400:  # turned away (a bot wall), the proxy would not carry it, or the page is gone
                 why = f"the browser was answered HTTP {page.status}" + (
                     f" ({'; '.join(page.warnings[:2])})" if page.warnings else "")
                 return _outcome(plain, f"{why}; the text is the page as sent, which may be a placeholder or missing",
