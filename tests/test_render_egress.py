@@ -299,3 +299,42 @@ async def test_a_proxy_that_will_not_carry_a_request_is_said_without_its_passwor
     assert answer.startswith(b"HTTP/1.1 502")
     assert len(proxy.proxy_failures) == 1 and "407" in proxy.proxy_failures[0]
     assert "wrong-password" not in proxy.proxy_failures[0] and "agent" not in proxy.proxy_failures[0]
+
+
+async def test_an_https_proxy_is_reached_over_tls_checked_against_the_bundle(standins):
+    """TLS to an https:// proxy, its certificate checked (the CA given, as METASEARCH_CA_BUNDLE gives it);
+    a proxy whose certificate is not trusted carries nothing, and says so."""
+    import ssl
+
+    trustme = pytest.importorskip("trustme")
+    from test_proxies import HttpProxy
+
+    ca = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+    site = await standins(routes({"/x": page("hello")}))
+    port = int(site.url.rsplit(":", 1)[1])
+    operator = await HttpProxy(credentials=("agent", "s3cret"), ssl_context=server).start()
+    secure = operator.url("agent", "s3cret", scheme="https")
+    guard = GuardedResolver(None, allow_private=ALLOWED)
+    try:
+        for context, works in ((trusted, True), (None, False)):
+            proxy = await ReadEgress(guard, lambda url: check_url(url, allow_private=ALLOWED), max_bytes=1_000_000,
+                                     max_connections=50, via=lambda url: secure, proxy_tls=context).start()
+            try:
+                proxy.expect("127.0.0.1", port)
+                head, reader, writer = await exchange(proxy, f"GET http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: "
+                                                             f"127.0.0.1:{port}\r\n\r\n".encode())
+                writer.close()
+            finally:
+                await proxy.close()
+            if works:
+                assert head.startswith(b"HTTP/1.1 200") and proxy.proxy_failures == []
+            else:
+                assert head.startswith(b"HTTP/1.1 502")
+                assert "CERTIFICATE_VERIFY_FAILED" in proxy.proxy_failures[0] and "s3cret" not in proxy.proxy_failures[0]
+    finally:
+        await operator.stop()
+    assert [(method, target) for method, target, _ in operator.seen] == [("CONNECT", f"127.0.0.1:{port}")]
