@@ -1115,3 +1115,26 @@ async def test_a_proxy_named_by_a_name_that_resolves_to_a_private_address_carrie
         error = await failure("http://intranet.example/wiki", reader)
         assert error.code == "private_address" and "127.0.0.5" in error.message
         assert len(proxy.requests) == 2
+
+
+async def test_reads_of_one_page_at_once_share_one_request(standins):
+    """An agent asking one page several questions in parallel: the page is asked once, and every read gets
+    its text (its own passages); an error is every sharer's. A read that ignores robots.txt does not share a
+    read that honours it. With the page cache off, every read asks the page."""
+    slow = page(article_html(), delay=0.3)
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": slow, "/gone": page("gone", status=404, delay=0.3)}))
+    async with Reader(settings()) as reader:
+        questions = ["How does work stealing keep cores busy?", "What is a future?", "Why async Rust?"]
+        answers = await asyncio.gather(*(reader.fetch(site.url + "/post", query=q) for q in questions),
+                                       reader.fetch(site.url + "/post", max_chars=200))
+        assert all(answer.passages for answer in answers[:3]) and answers[3].content.startswith("# How async Rust")
+        assert paths(site).count("/post") == 1
+        failures = await asyncio.gather(*(reader.fetch(site.url + "/gone") for _ in range(3)), return_exceptions=True)
+        assert all(isinstance(f, FetchError) and f.code == "http_error" for f in failures)
+        assert paths(site).count("/gone") == 1
+        await asyncio.gather(reader.fetch(site.url + "/post", format="text"),
+                             reader.fetch(site.url + "/post", format="text", ignore_robots=True))
+        assert paths(site).count("/post") == 3  # text is cached apart; the robots-free read did not share
+    async with Reader(settings(fetch_cache_ttl_s=0)) as uncached:
+        await asyncio.gather(*(uncached.fetch(site.url + "/post") for _ in range(2)))
+    assert paths(site).count("/post") == 5

@@ -14,6 +14,7 @@ turns); `fetch()` uses a shared reader per settings object, `fetch_sync()` a fre
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import time
 from typing import Callable
@@ -24,6 +25,7 @@ from engines.base import Response
 from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError, checked_arguments
 from plugin.infra.admission import EngineClock
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
+from plugin.infra.singleflight import SingleFlight
 from plugin.infra.state import State, open_state
 from plugin.models import FetchResponse
 from plugin.pipeline.query import whole_number
@@ -128,6 +130,7 @@ class Reader:
                                  **({"public": public} if public else {}))
         self.robots = RobotsPolicy(self.settings, self.state, self.client.get)
         self._renderer = None  # plugin.reading.render.Renderer, made at the first page that needs one
+        self._reads: SingleFlight[Document] = SingleFlight()  # plain reads of one page under way, shared
 
     def renderer(self):
         """The Chromium renderer of this reader (made on first use; the browser starts at the first render)."""
@@ -291,6 +294,19 @@ class Reader:
                 if respect_robots:  # the entry may come from a read a person let past robots.txt
                     await self._check_robots(url, cached.final_url, deadline)
                 return cached, True
+            # Reads of one page at once (an agent asking it several questions in parallel) share one request
+            # and one extraction: the host is asked once, and the others do not wait for turns behind it.
+            # Only with the page cache on: with it off, every read asks the page (fresh, by request).
+            shared = f"{key}:{'robots' if respect_robots else 'ignore-robots'}"
+            read = functools.partial(self._read_plain, url, key, markdown=markdown, respect_robots=respect_robots,
+                                     deadline=deadline, clock=clock, use_cache=True)
+            return await self._reads.run(shared, read), False
+        return await self._read_plain(url, key, markdown=markdown, respect_robots=respect_robots, deadline=deadline,
+                                      clock=clock, use_cache=False), False
+
+    async def _read_plain(self, url: str, key: str, *, markdown: bool, respect_robots: bool, deadline: float,
+                          clock: EngineClock, use_cache: bool) -> Document:
+        """The page asked for and its text extracted (kept in the page cache under `key` with `use_cache`)."""
         response = await self.client.get(url, deadline, before_hop=self.robots.check if respect_robots else None,
                                          clock=clock)
         if response.status >= 300:
@@ -306,7 +322,7 @@ class Reader:
                              url=response.url[:500]) from None
         if use_cache:
             await self.state.cache_put(key, document.to_json(), self.settings.fetch_cache_ttl_s)
-        return document, False
+        return document
 
     async def _check_robots(self, url: str, final_url: str, deadline: float) -> None:
         """robots.txt's word on a cached page, as the read that cached it would have had it: the address
