@@ -332,6 +332,25 @@ async def test_behind_the_operator_s_proxy_a_rendered_page_leaves_through_it(wor
 
 @needs_chromium
 @module_loop
+async def test_reads_of_one_shell_at_once_share_one_render(world):
+    """Several questions asked of one shell page at once: one plain request, one render, every read its own
+    passages from the rendered text."""
+    def asked() -> int:
+        return sum(1 for seen in world.site.requests if seen.path == "/built")
+
+    before = asked()
+    reader = Reader(settings(fetch_cache_ttl_s=600), resolver=world.dns)
+    try:
+        answers = await asyncio.gather(*(reader.fetch(world.url("/built"), query=q) for q in
+                                         ("Who logged passing ships?", "Where did the keepers work?", "What ledger?")))
+    finally:
+        await reader.close()
+    assert all(answer.rendered and answer.passages for answer in answers)
+    assert asked() - before == 2  # the plain read and the browser's, once each
+
+
+@needs_chromium
+@module_loop
 async def test_the_page_cache_keeps_rendered_and_plain_text_apart(world):
     reader = Reader(settings(fetch_cache_ttl_s=600))
     try:

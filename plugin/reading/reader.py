@@ -131,6 +131,7 @@ class Reader:
         self.robots = RobotsPolicy(self.settings, self.state, self.client.get)
         self._renderer = None  # plugin.reading.render.Renderer, made at the first page that needs one
         self._reads: SingleFlight[Document] = SingleFlight()  # plain reads of one page under way, shared
+        self._renders: SingleFlight[tuple[Document, bool]] = SingleFlight()  # and renders of one page
 
     def renderer(self):
         """The Chromium renderer of this reader (made on first use; the browser starts at the first render)."""
@@ -228,8 +229,6 @@ class Reader:
                                  respect_robots: bool, deadline: float, always: bool) -> tuple[Document, bool]:
         """The page as the browser shows it, read like any HTML page, cached apart from the plain text;
         the plain document, saying why, when it cannot be rendered."""
-        from plugin.reading.render import RenderFailed
-
         key = self.cache_key(url, markdown, rendered=True)
         use_cache = self.settings.fetch_cache_ttl_s > 0
         if use_cache:
@@ -238,6 +237,22 @@ class Reader:
                 if respect_robots:
                     await self._check_robots(url, document.final_url, deadline)
                 return _outcome(document, "it was rendered with Chromium, and the text is what the browser showed"), True
+            # Renders of one page at once share one browser page, as plain reads share one request.
+            shared = f"{key}:{'robots' if respect_robots else 'ignore-robots'}:{'always' if always else 'auto'}"
+            render = functools.partial(self._render_and_read, url, plain, plain_cached, key, markdown=markdown,
+                                       respect_robots=respect_robots, deadline=deadline, always=always, use_cache=True)
+            return await self._renders.run(shared, render)
+        return await self._render_and_read(url, plain, plain_cached, key, markdown=markdown,
+                                           respect_robots=respect_robots, deadline=deadline, always=always,
+                                           use_cache=False)
+
+    async def _render_and_read(self, url: str, plain: Document, plain_cached: bool, key: str, *, markdown: bool,
+                               respect_robots: bool, deadline: float, always: bool,
+                               use_cache: bool) -> tuple[Document, bool]:
+        """The page rendered and its text read (kept in the page cache under `key` with `use_cache`); the
+        plain document, saying why, when it cannot be rendered."""
+        from plugin.reading.render import RenderFailed
+
         loop = asyncio.get_running_loop()
         try:
             page = await self.renderer().render(plain.final_url, deadline=deadline - RENDER_MARGIN_S,
