@@ -1138,3 +1138,21 @@ async def test_reads_of_one_page_at_once_share_one_request(standins):
     async with Reader(settings(fetch_cache_ttl_s=0)) as uncached:
         await asyncio.gather(*(uncached.fetch(site.url + "/post") for _ in range(2)))
     assert paths(site).count("/post") == 5
+
+
+async def test_a_read_sharing_one_under_a_shorter_deadline_is_not_cut_short_by_it(standins):
+    """A search's read of a page (a 0.3 s window) and a fetch of the same page at once: the fetch joins the
+    search's read, which runs out of time on a page that takes a second; the fetch, whose own time is far
+    from over, asks again and gets the page, and the window's timeout stays the search's."""
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/slow": page(article_html(), delay=1.0)}))
+    async with Reader(settings()) as reader:
+        loop = asyncio.get_running_loop()
+        windowed = asyncio.create_task(reader.document(site.url + "/slow", markdown=True, ignore_robots=False,
+                                                       deadline=loop.time() + 0.3))
+        await asyncio.sleep(0.05)  # the search's read is under way: the fetch joins it
+        fetched = asyncio.create_task(reader.fetch(site.url + "/slow"))
+        with pytest.raises(FetchError) as caught:
+            await windowed
+        assert caught.value.code == "timeout" and "deadline" not in caught.value.to_dict()
+        response = await fetched
+    assert response.content.startswith("# How async Rust works") and paths(site).count("/slow") == 2

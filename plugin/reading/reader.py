@@ -22,7 +22,7 @@ from typing import Callable
 from aiohttp.abc import AbstractResolver
 
 from engines.base import Response
-from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, TIMEOUT, FetchError, checked_arguments
+from plugin.errors import HTTP_ERROR, INVALID_PARAMETER, OVERLOADED, TIMEOUT, FetchError, checked_arguments
 from plugin.infra.admission import EngineClock
 from plugin.infra.lifecycle import KeptPerSettings, run_sync
 from plugin.infra.singleflight import SingleFlight
@@ -315,13 +315,32 @@ class Reader:
             shared = f"{key}:{'robots' if respect_robots else 'ignore-robots'}"
             read = functools.partial(self._read_plain, url, key, markdown=markdown, respect_robots=respect_robots,
                                      deadline=deadline, clock=clock, use_cache=True)
-            return await self._reads.run(shared, read), False
+            try:
+                return await self._reads.run(shared, read), False
+            except FetchError as exc:
+                # The read joined may have been another caller's under a much shorter deadline (a search's
+                # read window, say): out of its time is not out of ours, so such a read is tried again.
+                if exc.code not in (TIMEOUT, OVERLOADED) or getattr(exc, "read_deadline", deadline) > deadline - 1.0:
+                    raise
+                return await self._reads.run(shared, read), False
         return await self._read_plain(url, key, markdown=markdown, respect_robots=respect_robots, deadline=deadline,
                                       clock=clock, use_cache=False), False
 
     async def _read_plain(self, url: str, key: str, *, markdown: bool, respect_robots: bool, deadline: float,
                           clock: EngineClock, use_cache: bool) -> Document:
-        """The page asked for and its text extracted (kept in the page cache under `key` with `use_cache`)."""
+        """The page asked for and its text extracted (kept in the page cache under `key` with `use_cache`).
+        A timeout or overload carries the `deadline` it was under (`read_deadline`, loop time; not in the
+        error's details, which callers see), for the reads that shared this one."""
+        try:
+            return await self._read_and_build(url, key, markdown=markdown, respect_robots=respect_robots,
+                                              deadline=deadline, clock=clock, use_cache=use_cache)
+        except FetchError as exc:
+            if exc.code in (TIMEOUT, OVERLOADED):
+                exc.read_deadline = deadline
+            raise
+
+    async def _read_and_build(self, url: str, key: str, *, markdown: bool, respect_robots: bool, deadline: float,
+                              clock: EngineClock, use_cache: bool) -> Document:
         response = await self.client.get(url, deadline, before_hop=self.robots.check if respect_robots else None,
                                          clock=clock)
         if response.status >= 300:
