@@ -618,7 +618,9 @@ async def test_a_name_resolving_to_a_private_address_is_refused(standins):
 async def test_allow_private_hosts_comes_from_the_environment(monkeypatch, standins):
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "1")
-    assert Settings().allow_private_hosts is True
+    assert Settings().allow_private_hosts is True  # every private address: parsed only, no read made with it
+    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
+    assert Settings().allow_private_hosts == ["127.0.0.1/32"]
     assert (await read(site.url + "/post", Reader(Settings(state_backend="memory")))).status == 200
     monkeypatch.delenv("METASEARCH_ALLOW_PRIVATE_HOSTS")
     assert Settings().allow_private_hosts is False
