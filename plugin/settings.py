@@ -445,6 +445,9 @@ class Settings(BaseSettings):
     max_response_bytes: int = Field(4_000_000, ge=10_000, description="Response-size cap, enforced while reading")
     max_redirects: int = Field(5, ge=0, le=20)
     pool_limit: int = Field(100, ge=1, description="Requests out at once per process")
+    pool_idle_s: float = Field(60, gt=0, le=86400, description="How long the browser transport keeps its connection "
+                                                                "pool after its last request; the next request opens "
+                                                                "a fresh one (an open pool wakes ten times a second)")
     # --- admission: politeness per upstream, queue time kept apart (plugin/infra/admission.py) ---
     upstream_concurrency: int = Field(8, ge=1, le=1000, description="Requests out at once per upstream")
     upstream_rps: dict[str, float] = Field(

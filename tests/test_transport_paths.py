@@ -229,6 +229,34 @@ async def test_one_connection_per_upstream_is_reused(standins):
     assert len(ports) == 3 and len(set(ports)) == 1  # one client port: one connection
 
 
+async def test_an_idle_browser_pool_is_closed_and_the_next_request_opens_a_fresh_one(standins, both_transports):
+    """The browser client's pool (curl_cffi wakes every 100 ms while it is open) closes after `pool_idle_s`
+    without a request; requests that keep coming keep it, and a request after the close opens a new one."""
+    if both_transports != "browser":
+        pytest.skip("the plain client's pool is aiohttp's, which has no timer to stop")
+    ports: list[int] = []
+
+    async def handler(request, standin):
+        ports.append(request.transport.get_extra_info("peername")[1])
+        return web.Response(text=bing_page([("t", "https://a.example/", "s")]), content_type="text/html")
+
+    engine = await standins(handler)
+    transport = transport_for(engine.url, pool_idle_s=0.5)
+    try:
+        for _ in range(4):  # a request every 0.2 s: never idle for 0.5 s
+            await get(transport)
+            kept = transport.pool.handle
+            await asyncio.sleep(0.2)
+        assert transport.pool is not None and transport.pool.handle is kept and len(set(ports)) == 1
+        await asyncio.sleep(0.6)
+        assert transport.pool is None or transport.pool.handle is None  # closed: nothing wakes any more
+        await get(transport)
+        assert transport.pool.handle is not None and transport.pool.handle is not kept
+    finally:
+        await transport.close()
+    assert len(ports) == 5 and len(set(ports)) == 2  # the first connection, then a fresh one
+
+
 @pytest.mark.parametrize("behaviour, status", [
     (page("slow down", status=429, headers={"Retry-After": "120"}), "ratelimited"),
     (page("<html><body>Please solve this CAPTCHA to continue</body></html>", status=403), "blocked"),
