@@ -762,7 +762,9 @@ async def test_a_read_whose_deadline_passes_in_the_queue_is_overloaded_not_a_tim
         await reader.close()
     errors = [outcome for outcome in outcomes if isinstance(outcome, FetchError)]
     assert len(errors) == 1 and errors[0].code == "overloaded" and errors[0].http_status == 503, errors
-    assert errors[0].details["queue_ms"] >= 600
+    # It waited its admission wait (600 ms): asyncio may fire that timer a few milliseconds early as the
+    # queue clock counts them (597 ms seen in CI).
+    assert errors[0].details["queue_ms"] >= 600 * 0.9
     assert "waited" in errors[0].message and "try again later" in errors[0].message
     assert max(o.queue_ms for o in outcomes if not isinstance(o, BaseException)) >= 400
     assert len(site.requests) == 2
