@@ -766,7 +766,7 @@ async def test_a_read_whose_deadline_passes_in_the_queue_is_overloaded_not_a_tim
     # queue clock counts them (597 ms seen in CI).
     assert errors[0].details["queue_ms"] >= 600 * 0.9
     assert "waited" in errors[0].message and "try again later" in errors[0].message
-    assert max(o.queue_ms for o in outcomes if not isinstance(o, BaseException)) >= 400
+    assert max(o.queue_ms for o in outcomes if not isinstance(o, BaseException)) >= 400 * 0.9  # the first's 400 ms
     assert len(site.requests) == 2
 
 
