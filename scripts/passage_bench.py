@@ -500,34 +500,20 @@ def through_fetch(folder: Path, questions: list[dict]) -> dict:
     store, no rendering), the passages joined best first and cut at 600 and 1,200 characters; every
     passage's offsets read back with `fetch(url, offset=start, max_chars=end-start)`."""
     import asyncio
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+    from plugin.bench.loopback import LoopbackSite
     from plugin.reading.reader import Reader
     from plugin.settings import Settings
 
     pages = {f"/{key}": gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes())
              for key in sorted({q["id"] for q in questions})}
 
-    class Corpus(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            robots = self.path == "/robots.txt"
-            body = b"User-agent: *\nDisallow:\n" if robots else pages.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("content-type", "text/plain" if robots else "text/html; charset=utf-8")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str) -> tuple[int, str, bytes]:
+        if path == "/robots.txt":
+            return 200, "text/plain", b"User-agent: *\nDisallow:\n"
+        page = pages.get(path)
+        return (200, "text/html; charset=utf-8", page) if page is not None else (404, "text/plain", b"not found")
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Corpus)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
     settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0,
                         render="never")
     scores: dict[str, list[float]] = {f"fetch@{b}": [] for b in FETCH_BUDGETS}
@@ -538,7 +524,7 @@ def through_fetch(folder: Path, questions: list[dict]) -> dict:
 
         async with Reader(settings) as reader:
             for q in questions:
-                url = f"{base}/{q['id']}"
+                url = f"{site.base}/{q['id']}"
                 try:
                     response = await reader.fetch(url, query=q["question"])
                 except SearchError:
@@ -558,11 +544,8 @@ def through_fetch(folder: Path, questions: list[dict]) -> dict:
                     counts["offsets_wrong"] += piece.content != passage.text
 
     started = time.perf_counter()
-    try:
+    with LoopbackSite(answer) as site:
         asyncio.run(check())
-    finally:
-        server.shutdown()
-        server.server_close()
     out: dict = {"questions": len(questions), "seconds": round(time.perf_counter() - started, 1),
                  "passages_mean": round(counts["passages"] / max(len(questions), 1), 2),
                  **{k: v for k, v in counts.items() if k != "passages"}}

@@ -24,13 +24,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
-import http.server
 import json
 import os
 import resource
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -56,8 +54,11 @@ ARTICLE_JSON = json.dumps({"title": "Tide tables", "paragraphs": [
     "Historians read them beside the lighthouse ledgers to date storms the newspapers never mentioned."]})
 
 
-def serve() -> tuple[http.server.ThreadingHTTPServer, str]:
+def serve():
+    """The shell, its script and JSON, and a plain article, from a child process (plugin.bench.loopback)."""
     from pages import article_html
+
+    from plugin.bench.loopback import LoopbackSite
 
     pages = {"/spa": ("text/html; charset=utf-8", SHELL.encode()),
              "/static/app.js": ("text/javascript", APP.encode()),
@@ -65,23 +66,11 @@ def serve() -> tuple[http.server.ThreadingHTTPServer, str]:
              "/post": ("text/html; charset=utf-8", article_html().encode()),
              "/robots.txt": ("text/plain", b"User-agent: *\nDisallow:\n")}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def answer(path: str) -> tuple[int, str, bytes]:
+        found = pages.get(path.split("?")[0])
+        return (200, *found) if found else (404, "text/plain", b"not found")
 
-        def do_GET(self):  # noqa: N802
-            kind, body = pages.get(self.path.split("?")[0], ("text/plain", b"not found"))
-            self.send_response(200 if self.path.split("?")[0] in pages else 404)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+    return LoopbackSite(answer, keep_alive=True, own_process=True)
 
 
 def group_usage(pgid: int) -> tuple[float, int, int]:
@@ -242,11 +231,8 @@ def main() -> int:
     if path is None:
         print(f"render_bench: {why}", file=sys.stderr)
         return 2
-    server, base = serve()
-    try:
-        report = asyncio.run(measure(base, args.runs, args.gap))
-    finally:
-        server.shutdown()
+    with serve() as site:
+        report = asyncio.run(measure(site.base, args.runs, args.gap))
     corpus = Path(args.corpus)
     report["shell_detection"] = detection_cost(corpus if corpus.exists() else None)
     report["chromium"] = path

@@ -133,28 +133,16 @@ async def standins():
 @pytest.fixture
 def standins_sync():
     """A loopback engine answering 500 from its own thread, for code that runs its own event loop."""
-    import http.server
-    import threading
+    from plugin.bench.loopback import LoopbackSite
 
     requests: list[str] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            requests.append(self.path)
-            self.send_response(500)
-            self.send_header("Content-Length", "4")
-            self.end_headers()
-            self.wfile.write(b"down")
+    def answer(path: str) -> tuple[int, str, bytes]:
+        requests.append(path)
+        return 500, "text/plain", b"down"
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", requests
-    server.shutdown()
-    server.server_close()
+    with LoopbackSite(answer) as site:
+        yield site.base, requests
 
 
 @pytest.fixture(params=["browser", "plain"])

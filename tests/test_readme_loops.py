@@ -9,16 +9,15 @@ against a loopback engine.
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
 import sys
-import threading
 import types
 from pathlib import Path
 
 import pytest
 
+from plugin.bench.loopback import LoopbackSite
 from standins import bing_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,38 +30,15 @@ def readme_block(title: str) -> str:
     return re.search(r"```python\n(.*?)```", readme[start:], flags=re.S).group(1)
 
 
-def serving(answer) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """A loopback HTTP server on a thread of its own (the README's loops call the sync API, which runs its
-    own event loop): `answer(path)` gives each GET's body and content type. Returns it and its base URL."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            body, kind = answer(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
-
-
 @pytest.fixture
 def loopback_bing(monkeypatch, tmp_path):
     body = bing_page(ROWS).encode()
-    server, base = serving(lambda path: (body, "text/html; charset=utf-8"))
-    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": base}))
-    monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
-    (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    yield
-    server.shutdown()
-    server.server_close()
+    with LoopbackSite(lambda path: (200, "text/html; charset=utf-8", body)) as site:
+        monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": site.base}))
+        monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
+        (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        yield
 
 
 class Obj(types.SimpleNamespace):
@@ -192,25 +168,23 @@ def loopback_site(monkeypatch, tmp_path):
     page reads may reach 127.0.0.1 (METASEARCH_ALLOW_PRIVATE_HOSTS=127.0.0.1/32), so read=N and web_fetch really read."""
     state: dict[str, str] = {}
 
-    def answer(path: str) -> tuple[bytes, str]:
+    def answer(path: str) -> tuple[int, str, bytes]:
         if path.startswith("/search"):
-            return bing_page([("What's New In Python 3.13", state["article"],
-                               "python 3.13 changes")]).encode(), "text/html; charset=utf-8"
+            return 200, "text/html; charset=utf-8", bing_page([("What's New In Python 3.13", state["article"],
+                                                                 "python 3.13 changes")]).encode()
         if path.startswith("/article"):
-            return ARTICLE.encode(), "text/html; charset=utf-8"
-        return b"User-agent: *\nDisallow:\n", "text/plain"
+            return 200, "text/html; charset=utf-8", ARTICLE.encode()
+        return 200, "text/plain", b"User-agent: *\nDisallow:\n"
 
-    server, base = serving(answer)
-    state["article"] = f"{base}/article"
-    monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": base}))
-    monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
-    monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
-    monkeypatch.setenv("METASEARCH_FETCH_HOST_INTERVAL_MS", "0")
-    (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    yield state["article"]
-    server.shutdown()
-    server.server_close()
+    with LoopbackSite(answer) as site:
+        state["article"] = f"{site.base}/article"
+        monkeypatch.setenv("METASEARCH_ENDPOINTS", json.dumps({"bing": site.base}))
+        monkeypatch.setenv("METASEARCH_ENGINES", '["bing"]')
+        monkeypatch.setenv("METASEARCH_ALLOW_PRIVATE_HOSTS", "127.0.0.1/32")
+        monkeypatch.setenv("METASEARCH_FETCH_HOST_INTERVAL_MS", "0")
+        (tmp_path / "web_search.json").write_text("{}", encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        yield state["article"]
 
 
 # A value each tool's schema accepts for every argument it may declare ("render": never, so no browser).
