@@ -10,7 +10,18 @@ from typing import Mapping
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from standins import Behaviour, StandIn
+from standins import Behaviour, StandIn, page
+
+ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
+
+
+def reading_settings(**overrides):
+    """Settings for reads of the loopback stand-ins: 127.0.0.1/32 allowed (no other private address), an
+    in-memory store, no pause between reads of one host, a 5 s page deadline; `overrides` on top."""
+    from plugin.settings import Settings
+
+    return Settings(**{"allow_private_hosts": "127.0.0.1/32", "state_backend": "memory", "fetch_host_interval_ms": 0,
+                       "fetch_timeout_ms": 5000, **overrides})
 
 ARTICLE_PARAGRAPHS = [
     "Rust's asynchronous model is built on futures that do nothing until they are polled by an executor. "

@@ -11,14 +11,12 @@ import ssl
 
 import pytest
 
-from pages import Outsider, article_html, loopback_is_public, routes
+from pages import Outsider, ROBOTS_OPEN, article_html, loopback_is_public, routes
 from plugin.errors import FetchError
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
 from standins import page
 from test_proxies import HttpProxy, Socks5Proxy, TlsStandIn
-
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 class RebindingDNS:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from pages import Outsider, StandInDNS, article_html, redirect, routes
+from pages import Outsider, ROBOTS_OPEN, StandInDNS, article_html, redirect, routes
 from plugin.errors import FetchError, SearchError
 from plugin.reading.addresses import PrivateAllowance, check_url
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
 from standins import page
 
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 ALLOWED = "127.0.0.1/32"
 
 

@@ -7,7 +7,7 @@ import ssl
 
 import pytest
 
-from pages import article_html, routes
+from pages import ROBOTS_OPEN, article_html, routes
 from plugin.errors import FetchError, SearchError
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
@@ -15,7 +15,6 @@ from standins import bing_page, page
 from test_proxies import TlsStandIn
 
 pytestmark = pytest.mark.usefixtures("both_transports")
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 @pytest.fixture

@@ -12,22 +12,15 @@ import time
 import pytest
 from aiohttp import web
 
-from pages import (ARTICLE_PARAGRAPHS, StandInDNS, article_html, loopback_is_public, paths, pdf_bytes, redirect,
-                   routes)
+from pages import (ARTICLE_PARAGRAPHS, ROBOTS_OPEN, StandInDNS, article_html, loopback_is_public, paths, pdf_bytes,
+                   reading_settings as settings, redirect, routes)
 from plugin.errors import FetchError
 from plugin.models import FetchResponse
 from plugin.reading.reader import Reader, slice_text
 from plugin.settings import Settings
 from standins import StandIn, bing_page, hang, page
 
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 OPT_IN = "METASEARCH_ALLOW_PRIVATE_HOSTS=1"
-
-
-def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000)
-    base.update(overrides)
-    return Settings(**base)
 
 
 async def read(url: str, reader: Reader | None = None, **kwargs) -> FetchResponse:

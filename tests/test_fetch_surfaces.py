@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pages import ARTICLE_PARAGRAPHS, article_html, paths, routes
+from pages import ARTICLE_PARAGRAPHS, ROBOTS_OPEN, article_html, paths, routes
 from standins import bing_page, page
 
 ROOT = Path(__file__).resolve().parents[1]
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 def env(**extra: str) -> dict[str, str]:

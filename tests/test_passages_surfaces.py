@@ -13,27 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from pages import article_html, paths, routes
+from pages import ROBOTS_OPEN, article_html, paths, reading_settings as settings, routes
 from plugin.models import FetchResponse
 from plugin.reading.evidence import PAGE_FRAME_TOKENS
 from plugin.reading.reader import Reader
 from plugin.reading.tokens import estimate_tokens
-from plugin.settings import Settings
 from plugin.surfaces.render import anthropic_search_results, render_for_model, render_page_for_model
 from standins import bing_page, page
 from test_fetch_surfaces import env, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 QUESTION = "How does a work-stealing scheduler keep every core busy?"
 EXTRA = "".join(f"<h2>Part {i}</h2><p>Section {i} talks about topic number {i}. It has nothing on scheduling. "
                 f"Filler sentence {i} follows here.</p>" for i in range(12))
-
-
-def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000)
-    base.update(overrides)
-    return Settings(**base)
 
 
 async def site_with_article(standins):

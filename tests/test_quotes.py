@@ -322,7 +322,7 @@ async def test_verify_matches_in_a_worker_thread_while_the_loop_goes_on(standins
     from plugin.reading.verify import verify_with
     from standins import page as served
     from off_the_loop import other_request, ran_off_the_loop, waiting_for_the_loop
-    from test_passages_surfaces import ROBOTS_OPEN, settings
+    from pages import ROBOTS_OPEN, reading_settings as settings
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
                                   "/doc": served("The quote is here. Nothing else.", content_type="text/plain")}))

@@ -11,12 +11,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import corpus_path
-from pages import ARTICLE_PARAGRAPHS, article_html, paths, routes
+from pages import ARTICLE_PARAGRAPHS, ROBOTS_OPEN, article_html, paths, routes
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from standins import StandIn, bing_page, hang, page
-
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 def settings(**overrides) -> Settings:

@@ -290,7 +290,7 @@ async def test_fetch_ranks_passages_off_the_event_loop(standins, monkeypatch):
     from pages import article_html, routes
     from plugin.reading.reader import Reader
     from standins import page
-    from test_passages_surfaces import ROBOTS_OPEN, settings
+    from pages import ROBOTS_OPEN, reading_settings as settings
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     seen, loop_ran = waiting_for_the_loop(monkeypatch, evidence, "passages_of")
@@ -305,7 +305,7 @@ async def test_search_read_with_passages_ranks_off_the_event_loop(standins, monk
     from pages import article_html, routes
     from plugin.pipeline.searcher import Searcher
     from standins import bing_page, page
-    from test_passages_surfaces import ROBOTS_OPEN, settings
+    from pages import ROBOTS_OPEN, reading_settings as settings
 
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     engine = await standins(page(bing_page([("How async Rust works", site.url + "/post", "async rust scheduling")])))

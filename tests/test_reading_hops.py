@@ -8,19 +8,15 @@ import pytest
 
 from aiohttp import web
 
-from pages import ARTICLE_PARAGRAPHS, StandInDNS, article_html, loopback_is_public, paths, redirect, routes
+from pages import (ARTICLE_PARAGRAPHS, ROBOTS_OPEN, StandInDNS, article_html, loopback_is_public, paths,
+                   reading_settings, redirect, routes)
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
 from standins import StandIn, page
 
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
-
 
 def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000,
-                fetch_cache_ttl_s=0)
-    base.update(overrides)
-    return Settings(**base)
+    return reading_settings(**{"fetch_cache_ttl_s": 0, **overrides})
 
 
 def cookie_gate(name: str = "consent", value: str = "yes", *, gate: str = "/consent",

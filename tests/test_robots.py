@@ -15,7 +15,7 @@ import json
 import pytest
 
 from engines.base import Headers, Response
-from pages import StandInDNS, article_html, loopback_is_public, paths, redirect, routes
+from pages import ROBOTS_OPEN, StandInDNS, article_html, loopback_is_public, paths, reading_settings, redirect, routes
 from plugin.errors import FetchError
 from plugin.infra.state import MemoryState
 from plugin.reading.addresses import check_url
@@ -25,14 +25,9 @@ from plugin.reading.robots import MAX_ROBOTS_CHARS, ROBOTS_TOKEN, RobotsPolicy, 
 from plugin.settings import Settings
 from standins import page
 
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
-
 
 def settings(**overrides) -> Settings:
-    base = dict(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0, fetch_timeout_ms=5000,
-                fetch_cache_ttl_s=0)
-    base.update(overrides)
-    return Settings(**base)
+    return reading_settings(**{"fetch_cache_ttl_s": 0, **overrides})
 
 
 def robots_response(text: str, status: int = 200, url: str = "http://site.example/robots.txt") -> Response:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from pages import article_html, routes
+from pages import ROBOTS_OPEN, article_html, routes
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from plugin.surfaces.service import build_app
 from standins import bing_page, page
 
 ROWS = [("Python docs", "https://docs.python.org/3/", "python documentation")]
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 
 
 def reading_settings(**overrides) -> Settings:

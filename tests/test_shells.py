@@ -10,11 +10,10 @@ import gzip
 import pytest
 from hypothesis import given, strategies as st
 
-from pages import ARTICLE_PARAGRAPHS, article_html, routes
+from pages import ARTICLE_PARAGRAPHS, ROBOTS_OPEN, article_html, routes
 from plugin.reading.shells import LONG_TEXT, shell_signs
 from standins import page
 
-ROBOTS_OPEN = page("User-agent: *\nDisallow:\n", content_type="text/plain")
 BUNDLE = "<script src='/static/js/main.3f9a1c.js'></script>"
 
 
