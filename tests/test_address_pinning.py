@@ -7,7 +7,6 @@ No second lookup, so no rebinding window. Every refused address is a loopback on
 from __future__ import annotations
 
 import socket
-import ssl
 
 import pytest
 
@@ -16,7 +15,7 @@ from plugin.errors import FetchError
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
 from standins import page
-from test_proxies import HttpProxy, Socks5Proxy, TlsStandIn
+from test_proxies import HttpProxy, Socks5Proxy, TlsStandIn, throwaway_ca
 
 
 class RebindingDNS:
@@ -93,12 +92,7 @@ async def test_an_http_proxy_is_asked_for_the_checked_address_not_the_name(stand
 
 
 async def test_an_https_read_through_a_proxy_tunnels_to_the_checked_address(tmp_path):
-    trustme = pytest.importorskip("trustme")
-    ca = trustme.CA()
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("news.example").configure_cert(context)  # the certificate names the site, not its address
-    bundle = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
+    context, bundle = throwaway_ca(tmp_path, "news.example")  # the certificate names the site, not its address
     site = TlsStandIn(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     site.ssl_context = context
     await site.start()

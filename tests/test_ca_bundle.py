@@ -3,7 +3,6 @@ transports; without them a self-signed server is refused, since certificates are
 
 from __future__ import annotations
 
-import ssl
 
 import pytest
 
@@ -12,7 +11,7 @@ from plugin.errors import FetchError, SearchError
 from plugin.reading.reader import Reader
 from plugin.settings import Settings
 from standins import bing_page, page
-from test_proxies import TlsStandIn
+from test_proxies import TlsStandIn, throwaway_ca
 
 pytestmark = pytest.mark.usefixtures("both_transports")
 
@@ -20,12 +19,7 @@ pytestmark = pytest.mark.usefixtures("both_transports")
 @pytest.fixture
 async def tls_site(tmp_path):
     """A TLS server on 127.0.0.1 whose certificate a throw-away CA signed, and that CA's PEM file."""
-    trustme = pytest.importorskip("trustme")
-    ca = trustme.CA()
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
-    bundle = tmp_path / "corporate-root.pem"
-    ca.cert_pem.write_to_path(str(bundle))
+    context, bundle = throwaway_ca(tmp_path, pem="corporate-root.pem")
     site = TlsStandIn(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html()),
                               "/search": page(bing_page([("Rust async", "https://rust-lang.org/async", "rust async")]))}))
     site.ssl_context = context

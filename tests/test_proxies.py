@@ -241,13 +241,20 @@ class TlsStandIn(StandIn):
         return self
 
 
-async def test_https_goes_through_a_connect_tunnel(proxies, tmp_path):
+def throwaway_ca(folder, *names: str, pem: str = "ca.pem") -> tuple[ssl.SSLContext, object]:
+    """A certificate authority made for one test (trustme; the test is skipped without it): a server TLS
+    context holding its certificate for `names` (127.0.0.1 by default), and the CA's PEM file in `folder`."""
     trustme = pytest.importorskip("trustme")
     ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(server_context)
-    ca_file = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(ca_file))
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(*(names or ("127.0.0.1",))).configure_cert(context)
+    path = folder / pem
+    ca.cert_pem.write_to_path(str(path))
+    return context, path
+
+
+async def test_https_goes_through_a_connect_tunnel(proxies, tmp_path):
+    server_context, ca_file = throwaway_ca(tmp_path)
     bing = TlsStandIn(page(bing_page(ROWS)))
     bing.ssl_context = server_context
     await bing.start()
@@ -265,12 +272,7 @@ async def test_https_goes_through_a_connect_tunnel(proxies, tmp_path):
 async def test_an_https_proxy_is_reached_over_tls(standins, proxies, tmp_path):
     # https:// proxy: the client talks TLS to the proxy itself (checked against ca_file), credentials inside
     # it; an https target is then a CONNECT tunnel inside that TLS (TLS in TLS).
-    trustme = pytest.importorskip("trustme")
-    ca = trustme.CA()
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
-    ca_file = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(ca_file))
+    context, ca_file = throwaway_ca(tmp_path)
     bing = await standins(page(bing_page(ROWS)))
     secure_bing = TlsStandIn(page(bing_page(ROWS)))
     secure_bing.ssl_context = context
@@ -323,12 +325,7 @@ async def test_https_goes_through_the_socks5_proxy_encrypted(proxies, tmp_path):
     # The proxy carries TLS end to end: it sees a handshake, never the request; the certificate is checked
     # for the name asked (the IP for socks5, the host name the proxy resolves for socks5h).
     pytest.importorskip("aiohttp_socks")
-    trustme = pytest.importorskip("trustme")
-    ca = trustme.CA()
-    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1", "localhost").configure_cert(server_context)
-    ca_file = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(ca_file))
+    server_context, ca_file = throwaway_ca(tmp_path, "127.0.0.1", "localhost")
     bing = TlsStandIn(page(bing_page(ROWS)))
     bing.ssl_context = server_context
     await bing.start()

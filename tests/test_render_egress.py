@@ -301,19 +301,15 @@ async def test_a_proxy_that_will_not_carry_a_request_is_said_without_its_passwor
     assert "wrong-password" not in proxy.proxy_failures[0] and "agent" not in proxy.proxy_failures[0]
 
 
-async def test_an_https_proxy_is_reached_over_tls_checked_against_the_bundle(standins):
+async def test_an_https_proxy_is_reached_over_tls_checked_against_the_bundle(standins, tmp_path):
     """TLS to an https:// proxy, its certificate checked (the CA given, as METASEARCH_CA_BUNDLE gives it);
     a proxy whose certificate is not trusted carries nothing, and says so."""
     import ssl
 
-    trustme = pytest.importorskip("trustme")
-    from test_proxies import HttpProxy
+    from test_proxies import HttpProxy, throwaway_ca
 
-    ca = trustme.CA()
-    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(server)
-    trusted = ssl.create_default_context()
-    ca.configure_trust(trusted)
+    server, ca_file = throwaway_ca(tmp_path)
+    trusted = ssl.create_default_context(cafile=str(ca_file))
     site = await standins(routes({"/x": page("hello")}))
     port = int(site.url.rsplit(":", 1)[1])
     operator = await HttpProxy(credentials=("agent", "s3cret"), ssl_context=server).start()
