@@ -16,11 +16,18 @@ from standins import page
 ALLOWED = PrivateAllowance.of("127.0.0.1/32")
 
 
-def egress(dns: StandInDNS | None = None, via=None, **caps) -> ReadEgress:
+def egress(dns: StandInDNS | None = None, via=None, proxy_tls=None, **caps) -> ReadEgress:
     guard = GuardedResolver(dns, allow_private=ALLOWED)
     return ReadEgress(guard, lambda url: check_url(url, allow_private=ALLOWED),
                       max_bytes=caps.get("max_bytes", 1_000_000), max_connections=caps.get("max_connections", 50),
-                      via=via)
+                      via=via, proxy_tls=proxy_tls)
+
+
+async def get_via(proxy: ReadEgress, host: str, port: int,
+                  path: str = "/x") -> tuple[bytes, asyncio.StreamReader, asyncio.StreamWriter]:
+    """A plain-http GET through the egress, absolute-form as Chromium sends it: the answer's head, and the
+    connection."""
+    return await exchange(proxy, f"GET http://{host}:{port}{path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
 
 
 async def exchange(proxy: ReadEgress, raw: bytes) -> tuple[bytes, asyncio.StreamReader, asyncio.StreamWriter]:
@@ -54,8 +61,7 @@ async def test_a_name_is_resolved_once_checked_and_connected_by_the_checked_addr
         try:
             for host in ("inside.example", "sneaky.example"):
                 proxy.expect(host, port)
-            ok, reader, writer = await exchange(proxy, f"GET http://inside.example:{port}/x HTTP/1.1\r\nHost: "
-                                                       f"inside.example:{port}\r\n\r\n".encode())
+            ok, reader, writer = await get_via(proxy, "inside.example", port)
             assert ok.startswith(b"HTTP/1.1 200") and (await reader.readexactly(5)) == b"hello"
             writer.close()
             # One address of the name is outside the block: the name is refused, whichever comes first.
@@ -240,8 +246,7 @@ async def test_behind_an_http_proxy_every_request_is_a_tunnel_to_the_checked_add
         try:
             for host, at in (("inside.example", port), ("127.0.0.2", outsider.port)):
                 proxy.expect(host, at)
-            ok, reader, writer = await exchange(proxy, f"GET http://inside.example:{port}/x HTTP/1.1\r\nHost: "
-                                                       f"inside.example:{port}\r\n\r\n".encode())
+            ok, reader, writer = await get_via(proxy, "inside.example", port)
             assert ok.startswith(b"HTTP/1.1 200") and (await reader.readexactly(5)) == b"hello"
             writer.close()
             tunnel, reader, writer = await exchange(proxy, f"CONNECT inside.example:{port} HTTP/1.1\r\n\r\n".encode())
@@ -272,8 +277,7 @@ async def test_behind_a_socks5_proxy_the_checked_address_is_asked_for(standins):
     proxy = await egress(dns, via=lambda url: operator.url("agent", "s3cret", scheme="socks5h")).start()
     try:
         proxy.expect("inside.example", port)
-        ok, reader, writer = await exchange(proxy, f"GET http://inside.example:{port}/x HTTP/1.1\r\nHost: "
-                                                   f"inside.example:{port}\r\n\r\n".encode())
+        ok, reader, writer = await get_via(proxy, "inside.example", port)
         assert ok.startswith(b"HTTP/1.1 200") and (await reader.readexactly(5)) == b"hello"
         writer.close()
     finally:
@@ -314,15 +318,12 @@ async def test_an_https_proxy_is_reached_over_tls_checked_against_the_bundle(sta
     port = int(site.url.rsplit(":", 1)[1])
     operator = await HttpProxy(credentials=("agent", "s3cret"), ssl_context=server).start()
     secure = operator.url("agent", "s3cret", scheme="https")
-    guard = GuardedResolver(None, allow_private=ALLOWED)
     try:
         for context, works in ((trusted, True), (None, False)):
-            proxy = await ReadEgress(guard, lambda url: check_url(url, allow_private=ALLOWED), max_bytes=1_000_000,
-                                     max_connections=50, via=lambda url: secure, proxy_tls=context).start()
+            proxy = await egress(via=lambda url: secure, proxy_tls=context).start()
             try:
                 proxy.expect("127.0.0.1", port)
-                head, reader, writer = await exchange(proxy, f"GET http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: "
-                                                             f"127.0.0.1:{port}\r\n\r\n".encode())
+                head, _, writer = await get_via(proxy, "127.0.0.1", port)
                 writer.close()
             finally:
                 await proxy.close()
