@@ -99,6 +99,18 @@ def choose_proxy(url: str, engine: str, proxy: str | None, per_engine: Mapping[s
     return None
 
 
+def tls_context(ca_bundle) -> "ssl.SSLContext | None":
+    """The TLS context that checks certificates against the system's roots and `ca_bundle`'s besides (the
+    `ca_bundle` setting, a TLS-inspecting proxy's root, say); None when no bundle is set (the default serves)."""
+    if ca_bundle is None:
+        return None
+    import ssl
+
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=str(ca_bundle))
+    return context
+
+
 def identity_headers(headers: Mapping[str, str], user_agent: str | None,
                      extra: Mapping[str, str]) -> list[tuple[str, str]]:
     """The engine's headers, in their order, with the configured User-Agent and extra headers laid over

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from yarl import URL
 
-from plugin.infra.egress import SOCKS_SCHEMES
+from plugin.infra.egress import SOCKS_SCHEMES, tls_context
 from plugin.infra.exchange import Body, Incoming, Outgoing, TransportError, check_head
 from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.secrets import mask_url
@@ -43,14 +43,7 @@ class PlainClient:
         self._sessions: PerLoop[_Sessions] = PerLoop(_Sessions)
 
     def _ssl(self):
-        bundle = self.settings.ca_bundle
-        if bundle is None:
-            return True
-        import ssl
-
-        context = ssl.create_default_context()  # the system's roots, and the bundle's besides
-        context.load_verify_locations(cafile=str(bundle))
-        return context
+        return tls_context(self.settings.ca_bundle) or True  # True: aiohttp's default checks
 
     def _new_session(self, sessions: _Sessions, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         session = aiohttp.ClientSession(

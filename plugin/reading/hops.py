@@ -217,7 +217,7 @@ class PageClient:
         settings = self.settings
         if self.browser or self.allowance.everything or ":" in target.host or target.host.replace(".", "").isdigit():
             return  # no guard wanted, or an address literal (check_url judged it)
-        if choose_proxy(target.url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env) is None:
+        if page_proxy(target.url, settings) is None:
             return
         try:
             async with asyncio.timeout_at(deadline):
@@ -227,6 +227,12 @@ class PageClient:
         except OSError as exc:
             raise TransportError("error", f"{target.host} could not be resolved to check its address before "
                                           f"the read goes through the proxy: {exc}") from None
+
+
+def page_proxy(url: str, settings: Settings) -> str | None:
+    """The proxy a page read of `url` goes through (None: directly), as plugin.infra.egress chooses it; a
+    rendered page's requests go the same way (plugin.reading.render_egress)."""
+    return choose_proxy(url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env)
 
 
 def as_fetch_error(exc: TransportError, target: Target, allowance: PrivateAllowance = NOTHING_ALLOWED) -> FetchError:

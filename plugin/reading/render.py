@@ -23,15 +23,18 @@ What a page may do is bounded by construction:
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 from urllib.parse import urlsplit
 
 from plugin.errors import FetchError
+from plugin.infra.egress import tls_context
 from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.logs import get_logger
 from plugin.reading.addresses import GuardedResolver, Target
 from plugin.reading.chromium import BrowserGone, Chromium, ProtocolError, find_chromium
+from plugin.reading.hops import page_proxy
 from plugin.reading.render_egress import DenyAll, ReadEgress
 from plugin.settings import Settings
 
@@ -221,8 +224,9 @@ class Renderer:
 
     async def _new_page(self, state: _LoopState, browser: Chromium) -> "PageRun":
         egress = await ReadEgress(self.guard, self.check, max_bytes=self.settings.render_max_bytes,
-                                  max_connections=self.settings.render_max_requests, via=self._proxy_for,
-                                  proxy_tls=self._proxy_tls()).start()
+                                  max_connections=self.settings.render_max_requests,
+                                  via=functools.partial(page_proxy, settings=self.settings),
+                                  proxy_tls=tls_context(self.settings.ca_bundle)).start()
         run = PageRun(self, state, browser, egress)
         try:
             await run.prepare()
@@ -230,24 +234,6 @@ class Renderer:
             await run.dispose()
             raise
         return run
-
-    def _proxy_for(self, url: str) -> str | None:
-        """The operator's proxy for a rendered page's request to `url`, chosen as a plain read's is."""
-        from plugin.infra.egress import choose_proxy
-        from plugin.reading.hops import PAGE_UPSTREAM
-
-        settings = self.settings
-        return choose_proxy(url, PAGE_UPSTREAM, settings.proxy, settings.proxies, settings.proxy_from_env)
-
-    def _proxy_tls(self):
-        """TLS to an https:// proxy: the system's roots, and METASEARCH_CA_BUNDLE's besides."""
-        if self.settings.ca_bundle is None:
-            return None
-        import ssl
-
-        context = ssl.create_default_context()
-        context.load_verify_locations(cafile=str(self.settings.ca_bundle))
-        return context
 
     async def _browser(self, state: _LoopState, cap: float) -> Chromium:
         async with state.lock:
