@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from plugin.reading.sentences import HEADING, Segmented, segment
-from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms
+from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms, word_terms
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # A number in English words answers a how-many question as digits do ("sixteen different countries", "four
@@ -121,7 +121,19 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     if not units:
         return Features([], values, meaning=model is not None)
     question = content_terms(query, options.prefix)
-    bags = [Counter(terms(text[u.start:u.end], options.prefix)) for u in units]
+    # Only the question's terms are counted in each unit (and every term, for its length): nothing else
+    # of a sentence's words enters a feature.
+    wanted_terms = set(question)
+    bags: list[Counter] = []
+    unit_lengths: list[int] = []
+    unit_words: list[list[str]] = []  # each unit's distinct words, folded (for the meaning features)
+    for u in units:
+        words = _WORD.findall(text, u.start, u.end)
+        found = [t for word in words for t in word_terms(word, options.prefix)]  # = terms(the unit)
+        unit_lengths.append(len(found))
+        bags.append(Counter([t for t in found if t in wanted_terms]))
+        if model is not None:
+            unit_words.append(list(dict.fromkeys(map(fold, words))))
     df: Counter = Counter()
     for bag in bags:
         df.update(bag.keys())
@@ -129,44 +141,49 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in question}
     total_idf = sum(idf.values()) or 1.0
     heading_terms = [set(terms(" ".join(path), options.prefix)) for path in seg.sections]
-    held = [{t for t in question if t in bag} for bag in bags]
+    held = [set(bag) for bag in bags]
     sentence_share = [sum(idf[t] for t in h) / total_idf for h in held]
     wanted = answer_kind(query, options.answer_kinds)
     asked = set(_WORDISH.findall(query.casefold()))
     typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
     spans = _spans(units, options.window_chars)
-    lengths = [sum(sum(bags[k].values()) for k in range(i, j + 1)) for i, j in spans]
+    lengths = [sum(unit_lengths[i:j + 1]) for i, j in spans]
     average = (sum(lengths) / len(lengths)) or 1.0
     size = max(len(text), 1)
+    heading_share = [sum(idf[t] for t in question if t in heads) / total_idf for heads in heading_terms]
+    columns = [(values[name], values[f"typed_{name}"]) for name in BASE]
     windows = []
     for (i, j), length in zip(spans, lengths):
-        tf: Counter = Counter()
-        for k in range(i, j + 1):
-            tf.update(bags[k])
+        if i == j:
+            tf = bags[i]
+        else:
+            tf = Counter()
+            for k in range(i, j + 1):
+                tf.update(bags[k])
         heads = heading_terms[units[i].section]
         before = sentence_share[i - 1] if i > 0 and units[i - 1].section == units[i].section else 0.0
         after = sentence_share[j + 1] if j + 1 < n and units[j + 1].section == units[j].section else 0.0
-        row = {"bm25": _bm25(tf, question, idf, length / average, options) / total_idf,
-               "proximity": max(sentence_share[i:j + 1]),
-               "context": max(before, after),
-               "heading": sum(idf[t] for t in question if t in heads) / total_idf,
-               "cover": sum(idf[t] for t in question if t in tf or t in heads) / total_idf}
+        row = (_bm25(tf, question, idf, length / average, options) / total_idf,  # in BASE's order
+               max(sentence_share[i:j + 1]),
+               max(before, after),
+               heading_share[units[i].section],
+               sum(idf[t] for t in question if t in tf or t in heads) / total_idf)
         is_typed = 1.0 if any(typed[i:j + 1]) else 0.0
-        for name in BASE:
-            values[name].append(row[name])
-            values[f"typed_{name}"].append(is_typed * row[name])
+        for (column, typed_column), value in zip(columns, row):
+            column.append(value)
+            typed_column.append(is_typed * value)
         values["typed"].append(is_typed)
         values["lead"].append(1 - units[i].start / size)
         windows.append(Window(units[i].start, units[j].end, 0.0, seg.sections[units[i].section], i, j))
     features = Features(windows, values, units, held, idf, meaning=model is not None)
     if model is not None:
-        _meaning_features(features, text, query, spans, typed_windows=values["typed"], model=model,
+        _meaning_features(features, query, spans, unit_words, typed_windows=values["typed"], model=model,
                           options=options)
     return features
 
 
-def _meaning_features(features: Features, text: str, query: str, spans, *, typed_windows, model,
-                      options: RankOptions) -> None:
+def _meaning_features(features: Features, query: str, spans, unit_words: list[list[str]], *, typed_windows,
+                      model, options: RankOptions) -> None:
     import numpy as np
 
     units, idf = features.units, features.idf
@@ -183,7 +200,6 @@ def _meaning_features(features: Features, text: str, query: str, spans, *, typed
     weight = np.array([sum(idf[t] for t in ts) / len(ts) for _, ts in pairs], dtype=np.float32)
     total = float(weight.sum()) or 1.0
     question_vectors = model.word_vectors(kept)
-    unit_words = [_folded_words(text[u.start:u.end]) for u in units]
     distinct = list(dict.fromkeys(w for ws in unit_words for w in ws))
     credit = np.zeros((len(units), len(kept)), dtype=np.float32)
     if distinct:
@@ -217,13 +233,6 @@ def _meaning_features(features: Features, text: str, query: str, spans, *, typed
     values["soft_cover"].extend((np.einsum("wq,q->w", best_credit, weight) / total).tolist())
     values["soft_proximity"].extend(best_share.tolist())
     values["typed_soft_proximity"].extend((typed * best_share).tolist())
-
-
-def _folded_words(text: str) -> list[str]:
-    """The distinct words of `text`, folded as `terms.fold` folds them (width and case for the whole text
-    at once; accents word by word, only in words that are not ASCII)."""
-    words = dict.fromkeys(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
-    return [w if w.isascii() else fold(w) for w in words]
 
 
 def score_windows(features: Features, weights: dict[str, float]) -> list[Window]:

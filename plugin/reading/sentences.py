@@ -41,6 +41,7 @@ _OWN_END = re.compile(r"[。！？．｡][!?][」』）】〕》\"”’)]*|[。
 _THAI = "\u0e00-\u0e7f\u0e80-\u0eff"
 _THAI_SPACE = re.compile(rf"(?<=[{_THAI}])[ \u00a0]+(?=[{_THAI}])")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[\"'”’»)\]]*$")
+_NEXT_CHARS = re.compile(r"\s*(.{0,4})", re.S)  # the first characters after a full stop and its spaces
 # A clause ends after `;` or `,` and a space (not inside `1,000`), or after the CJK marks (no space follows).
 _CLAUSE_BREAK = re.compile(r"[;,](?=\s)\s*|[、，；]\s*|\s+")
 ABBREVIATIONS = frozenset("""
@@ -185,11 +186,13 @@ def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> li
     piece = text[start:end]
     for found in _LATIN_END.finditer(piece):
         after = found.end()
-        rest = piece[after:].lstrip()
-        if not rest or not _starts_sentence(rest):
+        # what follows, and the word before: a few characters each (copying the rest of a long line at
+        # every full stop made a paragraph cost the square of its length)
+        following = _NEXT_CHARS.match(piece, after).group(1)
+        if not following or not _starts_sentence(following):
             continue
         single_stop = found.group(0).rstrip("\"'”’»)]") == "."
-        if single_stop and _abbreviation(piece[:found.start()]):
+        if single_stop and _abbreviation(piece[max(0, found.start() - 12):found.start()]):
             continue
         cuts.add(after)
     for found in _OWN_END.finditer(piece):

@@ -71,26 +71,35 @@ def fold(word: str) -> str:
 def terms(text: str, prefix: int = 5) -> list[str]:
     """The terms of `text`, in order (see the module's docstring)."""
     out: list[str] = []
-    for found in _WORD.finditer(text):
-        word = fold(found.group(0))
-        if word.isascii() or not _BIGRAM_SCRIPTS.search(word):
-            out.append(word if prefix <= 0 or len(word) <= prefix or word.isdigit() else word[:prefix])
-            continue
-        position = 0
-        for run in _BIGRAM_SCRIPTS.finditer(word):
-            if run.start() > position:  # letters of another script glued to the run (Latin in Japanese)
-                other = word[position:run.start()]
-                out.append(other if prefix <= 0 or len(other) <= prefix else other[:prefix])
-            chars = run.group(0)
-            if len(chars) == 1:
-                out.append(chars)
-            else:
-                out.extend(chars[k:k + 2] for k in range(len(chars) - 1))
-            position = run.end()
-        if position < len(word):
-            other = word[position:]
-            out.append(other if prefix <= 0 or len(other) <= prefix else other[:prefix])
+    for word in _WORD.findall(text):
+        out.extend(word_terms(word, prefix))
     return out
+
+
+@memo.register
+@lru_cache(maxsize=65536)
+def word_terms(word: str, prefix: int = 5) -> tuple[str, ...]:
+    """The terms of one word as `_WORD` finds it (remembered: a page repeats its words, and the ranker
+    cuts every sentence of every page it reads into terms)."""
+    word = fold(word)
+    if word.isascii() or not _BIGRAM_SCRIPTS.search(word):
+        return (word if prefix <= 0 or len(word) <= prefix or word.isdigit() else word[:prefix],)
+    out: list[str] = []
+    position = 0
+    for run in _BIGRAM_SCRIPTS.finditer(word):
+        if run.start() > position:  # letters of another script glued to the run (Latin in Japanese)
+            other = word[position:run.start()]
+            out.append(other if prefix <= 0 or len(other) <= prefix else other[:prefix])
+        chars = run.group(0)
+        if len(chars) == 1:
+            out.append(chars)
+        else:
+            out.extend(chars[k:k + 2] for k in range(len(chars) - 1))
+        position = run.end()
+    if position < len(word):
+        other = word[position:]
+        out.append(other if prefix <= 0 or len(other) <= prefix else other[:prefix])
+    return tuple(out)
 
 
 def content_terms(text: str, prefix: int = 5) -> list[str]:
