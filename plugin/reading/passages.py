@@ -39,6 +39,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 
 from plugin.reading.sentences import HEADING, Segmented, segment
 from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms, word_terms
@@ -200,13 +201,13 @@ def _meaning_features(features: Features, query: str, spans, unit_words: list[li
     weight = np.array([sum(idf[t] for t in ts) / len(ts) for _, ts in pairs], dtype=np.float32)
     total = float(weight.sum()) or 1.0
     question_vectors = model.word_vectors(kept)
-    distinct = list(dict.fromkeys(w for ws in unit_words for w in ws))
+    distinct = list(dict.fromkeys(chain.from_iterable(unit_words)))
     credit = np.zeros((len(units), len(kept)), dtype=np.float32)
     if distinct:
         index = {w: k for k, w in enumerate(distinct)}
         # einsum, not @: BLAS would spread this small product over threads that spin on a busy machine
         similar = np.einsum("wd,qd->wq", model.word_vectors(distinct), question_vectors)
-        flat = [index[w] for ws in unit_words for w in ws]
+        flat = list(map(index.__getitem__, chain.from_iterable(unit_words)))
         filled = [k for k, ws in enumerate(unit_words) if ws]
         starts = [0]
         for k in filled[:-1]:
