@@ -57,6 +57,26 @@ def test_meaning_features_credit_similar_words_but_not_unrelated_ones():
 
 
 @needs_model
+def test_each_word_vector_is_the_unit_mean_of_its_tokens_vectors_however_many_tokens_it_has():
+    import numpy as np
+
+    model = meaning.model()
+    words = ["nations", "supercomputer", "antidisestablishmentarianism", "東京都", "café", "", "nations", "weather",
+             "tickets", "reunion", "festival", "oxygen", "biodiversity", "photosynthesis"]
+    model.forget_words()
+    vectors = model.word_vectors(words)
+    ids = model.token_ids(words)
+    assert len({len(i) for i in ids if i}) >= 3  # words of one, several and many tokens, together
+    for word, token_ids, vector in zip(words, ids, vectors):
+        if not token_ids:
+            assert not vector.any(), word
+            continue
+        mean = model.table[token_ids].mean(axis=0)
+        assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6), word
+    assert np.array_equal(model.word_vectors(words[::-1]), vectors[::-1])  # kept, same rows
+
+
+@needs_model
 def test_the_model_is_read_from_the_installed_wheel_and_nothing_reaches_the_network():
     # Every socket connection refused in a fresh process: the load must not try one (wordllama's own load()
     # would, for its tokenizer); the vectors are the wheel's.
