@@ -254,3 +254,52 @@ def test_passages_of_any_page_are_whole_units_best_first_and_never_overlap(words
     for k, window in enumerate(found):
         assert window.start >= offset and window.start in starts and window.end in ends
         assert all(window.end <= other.start or other.end <= window.start for other in found[:k])
+
+
+# The speed-ups of the sentence cutter and of `terms` against the plain definitions they replaced: what
+# follows a full stop is the rest of the line, spaces stripped; a text's terms are its words' terms in order.
+_SENTENCE_BITS = st.sampled_from(["The", "volcano", "erupted", "again", "Dr.", "U.S.", "e.g.", "J.", "K.", "Rowling",
+                                  "Prof.", "approx.", "Sept.", "Capt.", "(Corp.)",
+                                  "said", "it", ".", "!", "?", "…", "\u201d", "\u00bb", ")", " ", "  ", "\t",
+                                  "\u00a0", "\u3000", "\u201c", "(", "¿", "*", "_", "a", "b", "東京。", "ภาษา",
+                                  "4.2", "3", "x" * 30])
+
+
+def _cuts_by_copying_the_rest(piece: str) -> list[int]:
+    from plugin.reading import sentences as cutter
+
+    cuts = []
+    for found in cutter._LATIN_END.finditer(piece):
+        rest = piece[found.end():].lstrip()
+        if not rest or not cutter._starts_sentence(rest):
+            continue
+        if found.group(0).rstrip("\"'\u201d\u2019\u00bb)]") == "." and cutter._abbreviation(piece[:found.start()]):
+            continue
+        cuts.append(found.end())
+    return cuts
+
+
+@examples(300)
+@given(bits=st.lists(_SENTENCE_BITS, max_size=60), glue=st.sampled_from(["", " "]))
+def test_sentences_end_where_reading_the_whole_rest_of_the_line_says(bits, glue):
+    from plugin.reading.sentences import latin_stops
+
+    piece = glue.join(bits)
+    assert latin_stops(piece) == _cuts_by_copying_the_rest(piece)
+
+
+@examples(200)
+@given(words=st.lists(_WORDS, max_size=40), prefix=st.integers(0, 6))
+def test_a_text_s_terms_are_its_words_terms_in_order(words, prefix):
+    import re
+
+    from plugin.reading.terms import word_terms
+
+    text = " ".join(words)
+    expected = [t for word in re.findall(r"[^\W_]+", text) for t in word_terms(word, prefix)]
+    assert terms(text, prefix) == expected
+    for word in re.findall(r"[^\W_]+", text):
+        folded = fold(word)
+        if folded.isascii():
+            assert word_terms(word, prefix) == (folded if prefix <= 0 or len(folded) <= prefix or folded.isdigit()
+                                                else folded[:prefix],)

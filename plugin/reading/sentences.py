@@ -182,19 +182,8 @@ def _is_table_row(line: str, markdown: bool) -> bool:
 
 def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> list[tuple[int, int]]:
     """Sentence spans of `text[start:end]` (one line of running text), whitespace trimmed."""
-    cuts: set[int] = set()
     piece = text[start:end]
-    for found in _LATIN_END.finditer(piece):
-        after = found.end()
-        # what follows, and the word before: a few characters each (copying the rest of a long line at
-        # every full stop made a paragraph cost the square of its length)
-        following = _NEXT_CHARS.match(piece, after).group(1)
-        if not following or not _starts_sentence(following):
-            continue
-        single_stop = found.group(0).rstrip("\"'”’»)]") == "."
-        if single_stop and _abbreviation(piece[max(0, found.start() - 12):found.start()]):
-            continue
-        cuts.add(after)
+    cuts = set(latin_stops(piece))
     for found in _OWN_END.finditer(piece):
         cuts.add(found.end())
     for found in _THAI_SPACE.finditer(piece):
@@ -207,6 +196,24 @@ def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> li
             spans.extend(_bounded(piece, s, e, max_chars))
         previous = cut
     return [(start + s, start + e) for s, e in spans]
+
+
+def latin_stops(piece: str) -> list[int]:
+    """Where a full stop, question or exclamation mark (and its closing quotes) ends a sentence in `piece`:
+    followed by space and a sentence's start, and not after an abbreviation or an initial."""
+    stops = []
+    for found in _LATIN_END.finditer(piece):
+        after = found.end()
+        # what follows, and the word before: a few characters each (copying the rest of a long line at
+        # every full stop made a paragraph cost the square of its length)
+        following = _NEXT_CHARS.match(piece, after).group(1)
+        if not following or not _starts_sentence(following):
+            continue
+        single_stop = found.group(0).rstrip("\"'”’»)]") == "."
+        if single_stop and _abbreviation(piece[max(0, found.start() - 12):found.start()]):
+            continue
+        stops.append(after)
+    return stops
 
 
 def _starts_sentence(rest: str) -> bool:
