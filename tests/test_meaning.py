@@ -76,6 +76,67 @@ def test_each_word_vector_is_the_unit_mean_of_its_tokens_vectors_however_many_to
     assert np.array_equal(model.word_vectors(words[::-1]), vectors[::-1])  # kept, same rows
 
 
+ODD_WORDS = ["", "nations", "countries", "antidisestablishmentarianism", "東京都", "ภาษาไทย", "café", "e\u0301", "😀",
+             "x" * 300, "1⁄4", "2019", "ﷺ", "صلى الله", "a\u2581b", "\u2581x", "ǆ", "ß", "İstanbul", "naïve", "z"]
+
+
+@needs_model
+def test_words_encoded_together_get_the_tokens_each_gets_alone():
+    import re
+
+    from plugin.reading.terms import fold
+
+    model = meaning.model()
+    assert model._joins_words  # the shipped tokenizer is the one the fast path was written for
+    words = list(ODD_WORDS) + [fold("ﷺ")]
+    truth = ROOT.parent / "shared" / "article-corpus" / "ground-truth.json"
+    if truth.is_file():  # real articles' words, when the shared corpus is at hand
+        import json
+
+        for article in json.loads(truth.read_text(encoding="utf-8")).values():
+            words += dict.fromkeys(fold(w) for w in re.findall(r"[^\W_]+", article["articleBody"]))
+    words += [w + "s" for w in words[:200]] + [w[:-1] for w in words[:200]]
+    assert model.token_ids(words) == model._encoded_alone(words)
+    assert model.token_ids(words[::-1]) == model._encoded_alone(words[::-1])
+    # and only words with a space or a `▁` in them (folding's NFKC makes "ﷺ" four words) are encoded one by one
+    encoded_alone: list[str] = []
+    original = model._encoded_alone
+    model._encoded_alone = lambda some: encoded_alone.extend(some) or original(some)
+    try:
+        model.token_ids(words)
+    finally:
+        del model._encoded_alone
+    assert set(encoded_alone) == {w for w in words if " " in w or "\u2581" in w}
+
+
+@needs_model
+def test_a_tokenizer_other_than_the_shipped_one_has_each_word_encoded_alone():
+    from tokenizers import normalizers
+
+    model = meaning.model()
+    other = model.tokenizer.__class__.from_str(model.tokenizer.to_str())
+    assert meaning._joins_words(other)
+    other.normalizer = normalizers.Sequence([normalizers.Lowercase(), other.normalizer])
+    assert not meaning._joins_words(other)
+
+
+def test_when_a_token_spans_two_joined_words_each_word_is_encoded_alone():
+    pytest.importorskip("tokenizers", reason="the semantic extra is not installed")
+    from tokenizers import Tokenizer, normalizers
+    from tokenizers.models import BPE
+
+    mark = meaning.MARK
+    vocabulary = {mark: 0, "a": 1, "b": 2, f"a{mark}": 3, f"{mark}b": 4}
+    tokenizer = Tokenizer(BPE(vocabulary, [("a", mark), (mark, "b")]))  # "a▁" would span "a" and "b"
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Prepend(mark), normalizers.Replace(" ", mark)])
+    model = meaning.Meaning.__new__(meaning.Meaning)
+    model.tokenizer, model._joins_words = tokenizer, meaning._joins_words(tokenizer)
+    assert model._joins_words
+    assert tokenizer.encode("a b").tokens == [mark, f"a{mark}", "b"]  # the trap: one token over the space
+    assert model.token_ids(["a", "b"]) == model._encoded_alone(["a", "b"]) == [[0, 1], [4]]
+    assert model.token_ids(["b", "b"]) == [[4], [4]]
+
+
 @needs_model
 def test_the_model_is_read_from_the_installed_wheel_and_nothing_reaches_the_network():
     # Every socket connection refused in a fresh process: the load must not try one (wordllama's own load()
