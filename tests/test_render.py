@@ -133,6 +133,16 @@ document.getElementById('root').innerHTML =
   '<article-body><span slot="title">%s</span>Written by the keepers themselves.</article-body>';
 """ % (json.dumps(PARAGRAPHS), TITLE)
 
+# The same component with a closed root (no script of the page can read it); the page's script then says
+# what it sees of it: no shadowRoot on the host, attachShadow still native code.
+CLOSED_COMPONENTS = COMPONENTS.replace("mode: 'open'", "mode: 'closed'").replace("article-body", "sealed-body") + """
+const host = document.querySelector('sealed-body');
+const seen = document.createElement('p');
+seen.textContent = 'Seen by the page: shadowRoot ' + String(host.shadowRoot) + ', attachShadow native ' +
+  String(Function.prototype.toString.call(Element.prototype.attachShadow).includes('[native code]')) + '.';
+document.body.appendChild(seen);
+"""
+
 WEBSOCKET = """
 const socket = new WebSocket('ws://' + location.host + '/ws');
 socket.onmessage = (event) => { build(JSON.parse(event.data)); socket.close(); };
@@ -198,6 +208,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/bot-wall": bot_wall,
         "/who": who,
         "/components": page(shell(COMPONENTS)),
+        "/closed-components": page(shell(CLOSED_COMPONENTS)),
     }
 
 
@@ -267,6 +278,15 @@ async def test_text_inside_web_components_shadow_roots_comes_back(world):
     assert response.rendered and SENTENCE in response.content and PARAGRAPHS[2] in response.content
     assert response.title == TITLE  # the named slot, filled with the host's own child
     assert "Written by the keepers themselves." in response.content  # the default slot
+
+
+@needs_chromium
+@module_loop
+async def test_text_inside_closed_shadow_roots_comes_back_too_and_the_page_still_sees_them_closed(world):
+    response = await world.reader.fetch(world.url("/closed-components"))
+    assert response.rendered and SENTENCE in response.content and PARAGRAPHS[2] in response.content
+    assert response.title == TITLE and "Written by the keepers themselves." in response.content
+    assert "Seen by the page: shadowRoot null, attachShadow native true." in response.content
 
 
 @needs_chromium

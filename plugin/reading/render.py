@@ -43,15 +43,20 @@ log = get_logger("metasearch.render")
 COMMAND_TIMEOUT_S = 10.0  # a DevTools command that takes longer: the browser is hung
 PROBE_TIMEOUT_S = 2.0
 POLL_S = 0.03
-# The DOM as HTML; text a component keeps in an open shadow root (web components) is moved into the light
-# DOM first, its slots filled with the host's own children, so that serialising the page keeps it.
+# The DOM as HTML; text a component keeps in a shadow root (web components) is moved into the light DOM
+# first, its slots filled with the host's own children, so that serialising the page keeps it. A closed
+# root, out of reach of `host.shadowRoot`, is found where INIT_SCRIPT keeps each one a script attaches.
+CLOSED_ROOTS = "metasearch.closedShadowRoots"
 SNAPSHOT = """(() => {
+  const closed = window[Symbol.for('%s')];
+  const rootOf = (host) => host.shadowRoot || (closed && closed.get(host)) || null;
   const flatten = (root) => {
     for (const host of root.querySelectorAll('*')) {
-      if (!host.shadowRoot) continue;
-      flatten(host.shadowRoot);
+      const shadow = rootOf(host);
+      if (!shadow) continue;
+      flatten(shadow);
       const holder = document.createElement('div');
-      holder.innerHTML = host.shadowRoot.innerHTML;
+      holder.innerHTML = shadow.innerHTML;
       for (const slot of holder.querySelectorAll('slot')) {
         const name = slot.getAttribute('name');
         const given = [...host.childNodes].filter((node) => name
@@ -67,8 +72,9 @@ SNAPSHOT = """(() => {
   const root = document.documentElement;
   return {html: root ? root.outerHTML : '', url: location.href, type: document.contentType || '',
           status: (nav && nav.responseStatus) || 0};
-})()"""
-# Before any script of the page, in every frame: no pop-ups, no blocking dialogs, no peer connections.
+})()""" % CLOSED_ROOTS
+# Before any script of the page, in every frame: no pop-ups, no blocking dialogs, no peer connections; the
+# closed shadow roots scripts attach kept for the snapshot.
 INIT_SCRIPT = """(() => {
   const nothing = () => null;
   try { Object.defineProperty(window, 'open', {value: nothing, writable: false, configurable: false}); } catch (e) {}
@@ -78,7 +84,21 @@ INIT_SCRIPT = """(() => {
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCIceCandidate']) {
     try { delete window[name]; } catch (e) {}
   }
-})();"""
+  // Each closed shadow root a script attaches, kept by its host for the snapshot (a Proxy: the method
+  // still reads as native code, and the page gets the root it asked for).
+  try {
+    const closed = new WeakMap();
+    const described = Object.getOwnPropertyDescriptor(Element.prototype, 'attachShadow');
+    const attach = described.value;
+    const kept = new Proxy(attach, {apply(target, host, args) {
+      const root = Reflect.apply(target, host, args);
+      if (args[0] && args[0].mode === 'closed') closed.set(host, root);
+      return root;
+    }});
+    Object.defineProperty(Element.prototype, 'attachShadow', {...described, value: kept});
+    Object.defineProperty(window, Symbol.for('%s'), {value: closed, configurable: false});
+  } catch (e) {}
+})();""" % CLOSED_ROOTS
 OUTGOING_SCHEMES = frozenset({"http", "https", "ws", "wss"})
 
 Robots = Callable[[Target, float], Awaitable[None]]
