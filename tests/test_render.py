@@ -177,6 +177,13 @@ async def who(request: web.Request, standin: StandIn) -> web.StreamResponse:
     return web.Response(text=shell(script), content_type="text/html")
 
 
+async def slow_for_the_browser(request: web.Request, standin: StandIn) -> web.StreamResponse:
+    """A shell sent at once to our plain reads and two seconds late to the rendering browser."""
+    if request.headers.get("User-Agent") != CHROME.user_agent:
+        await asyncio.sleep(2.0)
+    return web.Response(text=shell(built()), content_type="text/html")
+
+
 async def hang(request: web.Request, standin: StandIn) -> web.StreamResponse:
     await asyncio.sleep(120)
     return web.Response(text="late")
@@ -209,6 +216,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/who": who,
         "/components": page(shell(COMPONENTS)),
         "/closed-components": page(shell(CLOSED_COMPONENTS)),
+        "/slow-render": slow_for_the_browser,
     }
 
 
@@ -287,6 +295,30 @@ async def test_text_inside_closed_shadow_roots_comes_back_too_and_the_page_still
     assert response.rendered and SENTENCE in response.content and PARAGRAPHS[2] in response.content
     assert response.title == TITLE and "Written by the keepers themselves." in response.content
     assert "Seen by the page: shadowRoot null, attachShadow native true." in response.content
+
+
+@needs_chromium
+@module_loop
+async def test_a_render_sharing_one_under_a_shorter_deadline_is_not_cut_short_by_it(world):
+    """A search's read of an app shell (a 1.5 s window) and a fetch of it at once: the fetch joins the
+    render the search's read started, which runs out of the window on a page the browser gets after two
+    seconds; the fetch, whose own time is far from over, renders again and gets the text."""
+    reader = Reader(settings(fetch_cache_ttl_s=60))  # renders of one page are shared with the page cache on
+    url = world.url("/slow-render")
+    try:
+        loop = asyncio.get_running_loop()
+        windowed = asyncio.create_task(reader.document(url, markdown=True, ignore_robots=False,
+                                                       deadline=loop.time() + 1.5))
+        flights, _ = reader._renders._flights.get()
+        while not flights and not windowed.done():  # the window's render under way: the fetch joins it
+            await asyncio.sleep(0.01)
+        fetched = asyncio.create_task(reader.fetch(url))
+        document, _ = await windowed
+        assert document.rendered is False and any("rendering it failed" in w for w in document.warnings)
+        response = await fetched
+        assert response.rendered is True and SENTENCE in response.content
+    finally:
+        await reader.close()
 
 
 @needs_chromium

@@ -17,6 +17,7 @@ import asyncio
 import functools
 import hashlib
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from aiohttp.abc import AbstractResolver
@@ -38,6 +39,16 @@ FORMATS = ("markdown", "text")
 MAX_SLICE = 1_000_000
 RENDER_MODES = ("auto", "always", "never")
 RENDER_MARGIN_S = 0.5  # of a read's deadline, kept for reading the rendered page's text
+
+
+@dataclass(frozen=True)
+class RenderOutcome:
+    """What a render gave: the document (the plain one, saying why, when the render failed), whether it came
+    from the cache, and the deadline it ran out of when it failed for want of time (for the renders that
+    shared it)."""
+    document: Document
+    cached: bool
+    ran_out_under: float | None = None
 
 
 def check_render(value: object, settings: Settings) -> str:
@@ -131,7 +142,7 @@ class Reader:
         self.robots = RobotsPolicy(self.settings, self.state, self.client.get)
         self._renderer = None  # plugin.reading.render.Renderer, made at the first page that needs one
         self._reads: SingleFlight[Document] = SingleFlight()  # plain reads of one page under way, shared
-        self._renders: SingleFlight[tuple[Document, bool]] = SingleFlight()  # and renders of one page
+        self._renders: SingleFlight[RenderOutcome] = SingleFlight()  # and renders of one page
 
     def renderer(self):
         """The Chromium renderer of this reader (made on first use; the browser starts at the first render)."""
@@ -241,16 +252,32 @@ class Reader:
             shared = f"{key}:{'robots' if respect_robots else 'ignore-robots'}:{'always' if always else 'auto'}"
             render = functools.partial(self._render_and_read, url, plain, plain_cached, key, markdown=markdown,
                                        respect_robots=respect_robots, deadline=deadline, always=always, use_cache=True)
-            return await self._renders.run(shared, render)
-        return await self._render_and_read(url, plain, plain_cached, key, markdown=markdown,
-                                           respect_robots=respect_robots, deadline=deadline, always=always,
-                                           use_cache=False)
+            outcome = await self._renders.run(shared, render)
+            if outcome.ran_out_under is not None and outcome.ran_out_under < deadline - 1.0:
+                # The render joined was another caller's under a much shorter deadline (a search's read
+                # window, say) and ran out of it: out of its time is not out of ours, so it is tried again.
+                outcome = await self._renders.run(shared, render)
+            return outcome.document, outcome.cached
+        outcome = await self._render_and_read(url, plain, plain_cached, key, markdown=markdown,
+                                              respect_robots=respect_robots, deadline=deadline, always=always,
+                                              use_cache=False)
+        return outcome.document, outcome.cached
 
     async def _render_and_read(self, url: str, plain: Document, plain_cached: bool, key: str, *, markdown: bool,
                                respect_robots: bool, deadline: float, always: bool,
-                               use_cache: bool) -> tuple[Document, bool]:
+                               use_cache: bool) -> RenderOutcome:
         """The page rendered and its text read (kept in the page cache under `key` with `use_cache`); the
         plain document, saying why, when it cannot be rendered."""
+        outcome = await self._try_render(url, plain, plain_cached, key, markdown=markdown,
+                                         respect_robots=respect_robots, deadline=deadline, always=always,
+                                         use_cache=use_cache)
+        loop_time = asyncio.get_running_loop().time()
+        out_of_time = not outcome[0].rendered and loop_time >= deadline - RENDER_MARGIN_S - 0.05
+        return RenderOutcome(*outcome, ran_out_under=deadline if out_of_time else None)
+
+    async def _try_render(self, url: str, plain: Document, plain_cached: bool, key: str, *, markdown: bool,
+                          respect_robots: bool, deadline: float, always: bool,
+                          use_cache: bool) -> tuple[Document, bool]:
         from plugin.reading.render import RenderFailed
 
         loop = asyncio.get_running_loop()
