@@ -720,6 +720,8 @@ class Settings(BaseSettings):
     @field_validator("passage_weights")
     @classmethod
     def _known_passage_features(cls, weights: dict[str, float]) -> dict[str, float]:
+        if not weights:
+            return weights  # (the ranker's modules are not imported for nothing: every CLI call makes Settings)
         from plugin.reading.passages import FEATURES
 
         unknown = sorted(set(weights) - set(FEATURES))
