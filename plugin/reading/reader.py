@@ -278,6 +278,7 @@ class Reader:
     async def _try_render(self, url: str, plain: Document, plain_cached: bool, key: str, *, markdown: bool,
                           respect_robots: bool, deadline: float, always: bool,
                           use_cache: bool) -> tuple[Document, bool]:
+        """`_render_and_read`'s work: (document, came from the cache)."""
         from plugin.reading.render import RenderFailed
 
         loop = asyncio.get_running_loop()
