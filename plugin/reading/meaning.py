@@ -77,14 +77,11 @@ class Meaning:
         together = [k for k, word in enumerate(words) if word and " " not in word and MARK not in word]
         if together:
             encoding = self.tokenizer.encode(" ".join(words[k] for k in together), add_special_tokens=False)
-            pieces: list[list[int]] = []
-            for token, token_id in zip(encoding.tokens, encoding.ids):
-                if token.startswith(MARK) or not pieces:
-                    pieces.append([])
-                pieces[-1].append(token_id)
-            if len(pieces) == len(together):
-                for k, ids in zip(together, pieces):
-                    found[k] = ids
+            ids = encoding.ids
+            starts = [i for i, token in enumerate(encoding.tokens) if token.startswith(MARK)]
+            if len(starts) == len(together) and starts[0] == 0:
+                for k, start, end in zip(together, starts, starts[1:] + [len(ids)]):
+                    found[k] = ids[start:end]
             else:
                 alone += together
         for k, ids in zip(alone, self._encoded_alone([words[k] for k in alone])):
