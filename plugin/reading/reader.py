@@ -39,6 +39,15 @@ FORMATS = ("markdown", "text")
 MAX_SLICE = 1_000_000
 RENDER_MODES = ("auto", "always", "never")
 RENDER_MARGIN_S = 0.5  # of a read's deadline, kept for reading the rendered page's text
+# A read or render shared with other callers that ran out of a deadline at least this much earlier than a
+# caller's own (another caller's: a search's read window, say) is run again for that caller.
+SOONER_S = 1.0
+
+
+def ran_out_sooner(ran_out_under: float | None, deadline: float) -> bool:
+    """A shared run ran out of time under a deadline (`ran_out_under`) much earlier than `deadline`: out of
+    its time is not out of the caller's."""
+    return ran_out_under is not None and ran_out_under <= deadline - SOONER_S
 
 
 @dataclass(frozen=True)
@@ -253,9 +262,7 @@ class Reader:
             render = functools.partial(self._render_and_read, url, plain, plain_cached, key, markdown=markdown,
                                        respect_robots=respect_robots, deadline=deadline, always=always, use_cache=True)
             outcome = await self._renders.run(shared, render)
-            if outcome.ran_out_under is not None and outcome.ran_out_under < deadline - 1.0:
-                # The render joined was another caller's under a much shorter deadline (a search's read
-                # window, say) and ran out of it: out of its time is not out of ours, so it is tried again.
+            if ran_out_sooner(outcome.ran_out_under, deadline):  # joined another caller's, under its shorter time
                 outcome = await self._renders.run(shared, render)
             return outcome.document, outcome.cached
         outcome = await self._render_and_read(url, plain, plain_cached, key, markdown=markdown,
@@ -346,9 +353,9 @@ class Reader:
             try:
                 return await self._reads.run(shared, read), False
             except FetchError as exc:
-                # The read joined may have been another caller's under a much shorter deadline (a search's
-                # read window, say): out of its time is not out of ours, so such a read is tried again.
-                if exc.code not in (TIMEOUT, OVERLOADED) or getattr(exc, "read_deadline", deadline) > deadline - 1.0:
+                # joined another caller's read, under its shorter time
+                if exc.code not in (TIMEOUT, OVERLOADED) or not ran_out_sooner(getattr(exc, "read_deadline", None),
+                                                                               deadline):
                     raise
                 return await self._reads.run(shared, read), False
         return await self._read_plain(url, key, markdown=markdown, respect_robots=respect_robots, deadline=deadline,
