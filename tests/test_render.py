@@ -303,9 +303,8 @@ async def test_a_render_sharing_one_under_a_shorter_deadline_is_not_cut_short_by
     """A search's read of an app shell (a 1.5 s window) and a fetch of it at once: the fetch joins the
     render the search's read started, which runs out of the window on a page the browser gets after two
     seconds; the fetch, whose own time is far from over, renders again and gets the text."""
-    reader = Reader(settings(fetch_cache_ttl_s=60))  # renders of one page are shared with the page cache on
     url = world.url("/slow-render")
-    try:
+    async with Reader(settings(fetch_cache_ttl_s=60)) as reader:  # renders are shared with the page cache on
         loop = asyncio.get_running_loop()
         windowed = asyncio.create_task(reader.document(url, markdown=True, ignore_robots=False,
                                                        deadline=loop.time() + 1.5))
@@ -317,8 +316,6 @@ async def test_a_render_sharing_one_under_a_shorter_deadline_is_not_cut_short_by
         assert document.rendered is False and any("rendering it failed" in w for w in document.warnings)
         response = await fetched
         assert response.rendered is True and SENTENCE in response.content
-    finally:
-        await reader.close()
 
 
 @needs_chromium
@@ -359,26 +356,24 @@ async def test_behind_the_operator_s_proxy_a_rendered_page_leaves_through_it(wor
 
     operator = await HttpProxy().start()
     port = world.site.url.rsplit(":", 1)[1]
-    reader = Reader(settings(proxy=operator.url()), resolver=world.dns)
     try:
-        response = await reader.fetch(world.url("/built"))
+        async with Reader(settings(proxy=operator.url()), resolver=world.dns) as reader:
+            response = await reader.fetch(world.url("/built"))
         assert response.rendered is True and SENTENCE in response.content, response.warnings
         tunnels = [target for method, target, _ in operator.seen if method == "CONNECT"]
         assert tunnels and set(tunnels) == {f"127.0.0.1:{port}"}  # the document and its script, as tunnels
     finally:
-        await reader.close()
         await operator.stop()
     # A proxy that forwards plain requests but opens no tunnel: the plain read gets the shell, the render
     # cannot get out, and the read says so (the shell as sent, the proxy's answer in the warning).
     strict = await HttpProxy(refuse_tunnels=True).start()
-    reader = Reader(settings(proxy=strict.url()), resolver=world.dns)
     try:
-        response = await reader.fetch(world.url("/built"))
+        async with Reader(settings(proxy=strict.url()), resolver=world.dns) as reader:
+            response = await reader.fetch(world.url("/built"))
         assert response.rendered is False and response.may_require_js is True
         assert any("the proxy" in w and "403" in w for w in response.warnings), response.warnings
         assert ("CONNECT", f"127.0.0.1:{port}") in [(method, target) for method, target, _ in strict.seen]
     finally:
-        await reader.close()
         await strict.stop()
 
 
@@ -391,12 +386,9 @@ async def test_reads_of_one_shell_at_once_share_one_render(world):
         return sum(1 for seen in world.site.requests if seen.path == "/built")
 
     before = asked()
-    reader = Reader(settings(fetch_cache_ttl_s=600), resolver=world.dns)
-    try:
+    async with Reader(settings(fetch_cache_ttl_s=600), resolver=world.dns) as reader:
         answers = await asyncio.gather(*(reader.fetch(world.url("/built"), query=q) for q in
                                          ("Who logged passing ships?", "Where did the keepers work?", "What ledger?")))
-    finally:
-        await reader.close()
     assert all(answer.rendered and answer.passages for answer in answers)
     assert asked() - before == 2  # the plain read and the browser's, once each
 
