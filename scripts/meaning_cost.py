@@ -30,11 +30,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from plugin.bench.process import rss_mb  # noqa: E402
 
 
-def p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[int(0.9 * (len(ordered) - 1))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "article-corpus"))
@@ -46,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no article corpus with questions at {folder} (qa.json missing)", file=sys.stderr)
         return 2
     import passage_bench
+    from passage_bench import p90
     from plugin.reading import meaning
     from plugin.reading.passages import RankOptions, best_passages
 

@@ -199,6 +199,12 @@ def measure(texts: dict[str, str], questions: list[dict], rank: Ranker, markdown
     return scores
 
 
+def p90(values: Sequence[float]) -> float:
+    """The 90th percentile of `values` (the value at 90 % of the way through them, sorted)."""
+    ordered = sorted(values)
+    return ordered[int(0.9 * (len(ordered) - 1))]
+
+
 def ranking_cost(texts: dict[str, str], questions: list[dict], rank: Ranker, markdown: bool,
                  runs: int = 10) -> dict:
     """CPU milliseconds (thread time) of `rank` per page: a warm pass over every question (median, p90),
@@ -208,15 +214,15 @@ def ranking_cost(texts: dict[str, str], questions: list[dict], rank: Ranker, mar
         rank(texts[q["id"]], q["question"], markdown)
         return (time.thread_time() - started) * 1000
 
-    warm = sorted(cpu_ms(q) for q in questions)
+    warm = [cpu_ms(q) for q in questions]
     by_length = sorted(questions, key=lambda q: (len(texts[q["id"]]), q["id"]))
     median_page = by_length[len(by_length) // 2]
     cpu_ms(median_page)
-    runs_ms = sorted(cpu_ms(median_page) for _ in range(runs))
+    runs_ms = [cpu_ms(median_page) for _ in range(runs)]
     return {"warm_cpu_ms_median": round(statistics.median(warm), 2),
-            "warm_cpu_ms_p90": round(warm[int(0.9 * (len(warm) - 1))], 2),
+            "warm_cpu_ms_p90": round(p90(warm), 2),
             "median_page_chars": len(texts[median_page["id"]]),
-            "median_page_cpu_ms_p90": round(runs_ms[int(0.9 * (len(runs_ms) - 1))], 2), "median_page_runs": runs}
+            "median_page_cpu_ms_p90": round(p90(runs_ms), 2), "median_page_runs": runs}
 
 
 def _mean_interval(values: Sequence[float]) -> list[float]:
@@ -228,9 +234,8 @@ def summarise(scores: dict[str, list[float]]) -> dict:
     out: dict = {}
     for key, values in scores.items():
         if key == "cpu_ms":
-            ordered = sorted(values)
             out["cpu_ms_median"] = round(statistics.median(values), 2)
-            out["cpu_ms_p90"] = round(ordered[int(0.9 * (len(ordered) - 1))], 2)
+            out["cpu_ms_p90"] = round(p90(values), 2)
         elif key == "tokens@1200":
             out[key] = round(statistics.mean(values), 1)
         else:
