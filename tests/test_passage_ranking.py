@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from examples import scaled
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings as hypothesis_settings, strategies as st
 
 from plugin.reading.passages import RankOptions, Window, answer_kind, best_passages, fits, pick, rank_windows
 from plugin.reading.sentences import HEADING, segment
@@ -303,3 +303,82 @@ def test_a_text_s_terms_are_its_words_terms_in_order(words, prefix):
         if folded.isascii():
             assert word_terms(word, prefix) == (folded if prefix <= 0 or len(folded) <= prefix or folded.isdigit()
                                                 else folded[:prefix],)
+
+
+# The stop pattern starts only where a run of terminators starts and never backtracks into it (a long run
+# of dots with no space after it cost the square of its length): it must find what the plain pattern finds.
+_PLAIN_LATIN_END = r"[.!?…‼⁇⁈⁉]+[\"'”’»)\]]*(?=\s)"
+
+
+@examples(300)
+@given(bits=st.lists(st.one_of(st.text(".!?…‼⁇", min_size=1, max_size=4),  # runs of stops,
+                               st.text("\"'”’»)]", min_size=1, max_size=3),  # of closing quotes and brackets
+                               st.sampled_from([" ", "\n", "\t", "\u00a0", "a", "B", "4", "(", "“"])), max_size=30))
+@example(bits=["a", ".", "”’", " ", "b"]).via("two closing quotes")
+@example(bits=["x"] + ["...."] * 20 + ["y"]).via("a long run of dots and no space")
+def test_the_sentence_stop_pattern_finds_what_the_plain_pattern_finds(bits):
+    import re
+
+    from plugin.reading import sentences as cutter
+
+    piece = "".join(bits)
+    assert ([m.span() for m in cutter._LATIN_END.finditer(piece)]
+            == [m.span() for m in re.finditer(_PLAIN_LATIN_END, piece)])
+
+
+# Window features are summed from running totals as windows slide: they must be the sums and maxima over
+# each window's own units, taken one window at a time.
+_UNIT_BITS = st.sampled_from(["volcano", "volcanoes", "erupted", "spring", "in", "the", "1815", "Tambora",
+                              "East", "Sumbawa", ".", ". ", "\n", "\n\n", "\n\n# Eruption\n\n", "\n\n## Ash\n\n",
+                              "- ", "x", "a\nb", "東京", "when"])
+
+
+def _features_one_window_at_a_time(text: str, query: str, window_chars: int) -> list[tuple]:
+    import re
+    from collections import Counter
+
+    from plugin.reading import passages as ranking
+
+    found = ranking.window_features(text, query, options=options(window_chars))
+    units, idf = found.units, found.idf
+    question = content_terms(query, RankOptions.prefix)
+    total = sum(idf.values()) or 1.0
+    unit_terms = [terms(text[u.start:u.end], RankOptions.prefix) for u in units]
+    share = [sum(idf[t] for t in question if t in set(ts)) / total for ts in unit_terms]
+    wanted = answer_kind(query)
+    asked = set(re.findall(r"\w+", query.casefold()))
+    typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
+    lengths = [sum(len(unit_terms[k]) for k in range(w.first, w.last + 1)) for w in found.windows]
+    average = (sum(lengths) / len(lengths) if lengths else 0.0) or 1.0
+    rows = []
+    for i, (w, length) in enumerate(zip(found.windows, lengths)):
+        last = i  # from each unit, the longest run within one section whose span stays within window_chars
+        while (last + 1 < len(units) and units[last + 1].section == units[i].section
+               and units[last + 1].end - units[i].start <= window_chars):
+            last += 1
+        tf = Counter(t for k in range(w.first, w.last + 1) for t in unit_terms[k] if t in idf)
+        heads = set(terms(" ".join(w.section), RankOptions.prefix))
+        rows.append(((w.first, w.last), (i, last),
+                     round(ranking._bm25(tf, question, idf, length / average, options(window_chars)) / total, 9),
+                     round(max(share[w.first:w.last + 1]), 9),
+                     round(sum(idf[t] for t in question if t in tf or t in heads) / total, 9),
+                     any(typed[w.first:w.last + 1])))
+    return rows
+
+
+@examples(150)
+@given(bits=st.lists(_UNIT_BITS, max_size=80), query=st.sampled_from(
+           ["When did Tambora erupt?", "volcano spring", "How many volcanoes erupted in 1815?", "東京 volcano"]),
+       window_chars=st.sampled_from([1, 12, 40, 120, 400]))
+@example(bits=["spring", ". ", "East", ". ", "1815"], query="When did Tambora erupt?", window_chars=40)
+@example(bits=["x", "\n"] * 30 + ["volcano", "erupted"], query="volcano spring", window_chars=120)
+def test_window_features_are_each_window_s_own_units_sums(bits, query, window_chars):
+    from plugin.reading import passages as ranking
+
+    text = " ".join(bits)
+    found = ranking.window_features(text, query, options=options(window_chars))
+    got = [((w.first, w.last), (k, w.last), round(bm25, 9), round(proximity, 9), round(cover, 9), bool(typed))
+           for k, (w, bm25, proximity, cover, typed) in enumerate(zip(
+               found.windows, found.values["bm25"], found.values["proximity"], found.values["cover"],
+               found.values["typed"]))]
+    assert got == _features_one_window_at_a_time(text, query, window_chars)

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import accumulate, chain
 
 from plugin.reading.sentences import HEADING, Segmented, segment
 from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms, word_terms
@@ -147,28 +147,47 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     asked = set(_WORDISH.findall(query.casefold()))
     typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
     spans = _spans(units, options.window_chars)
-    lengths = [sum(unit_lengths[i:j + 1]) for i, j in spans]
+    # Sums over a window's units from running totals, as windows slide forward (both ends only move on):
+    # summed unit by unit, a page of tiny units (a line per word, runs of "." lines) cost its length
+    # times the units a window holds, up to 60.
+    length_upto = list(accumulate(unit_lengths, initial=0))
+    typed_upto = list(accumulate(typed, initial=0))
+    lengths = [length_upto[j + 1] - length_upto[i] for i, j in spans]
     average = (sum(lengths) / len(lengths)) or 1.0
     size = max(len(text), 1)
     heading_share = [sum(idf[t] for t in question if t in heads) / total_idf for heads in heading_terms]
     columns = [(values[name], values[f"typed_{name}"]) for name in BASE]
     windows = []
+    inside: dict[str, int] = {}  # the question terms' counts in units [low, high)
+    best_share: deque[int] = deque()  # units of [low, high) whose share no later unit reaches, in order
+    low = high = 0
     for (i, j), length in zip(spans, lengths):
-        if i == j:
-            tf = bags[i]
-        else:
-            tf = Counter()
-            for k in range(i, j + 1):
-                tf.update(bags[k])
+        while high <= j:
+            for t, count in bags[high].items():
+                inside[t] = inside.get(t, 0) + count
+            while best_share and sentence_share[best_share[-1]] <= sentence_share[high]:
+                best_share.pop()
+            best_share.append(high)
+            high += 1
+        while low < i:
+            for t, count in bags[low].items():
+                if inside[t] == count:
+                    del inside[t]
+                else:
+                    inside[t] -= count
+            if best_share[0] == low:
+                best_share.popleft()
+            low += 1
+        tf = inside
         heads = heading_terms[units[i].section]
         before = sentence_share[i - 1] if i > 0 and units[i - 1].section == units[i].section else 0.0
         after = sentence_share[j + 1] if j + 1 < n and units[j + 1].section == units[j].section else 0.0
         row = (_bm25(tf, question, idf, length / average, options) / total_idf,  # in BASE's order
-               max(sentence_share[i:j + 1]),
+               sentence_share[best_share[0]],
                max(before, after),
                heading_share[units[i].section],
                sum(idf[t] for t in question if t in tf or t in heads) / total_idf)
-        is_typed = 1.0 if any(typed[i:j + 1]) else 0.0
+        is_typed = 1.0 if typed_upto[j + 1] > typed_upto[i] else 0.0
         for (column, typed_column), value in zip(columns, row):
             column.append(value)
             typed_column.append(is_typed * value)
@@ -322,8 +341,9 @@ def _spans(units, window_chars: int) -> list[tuple[int, int]]:
     """(first, last) unit index of each window: from every unit, the longest run within one section
     whose span stays within `window_chars`."""
     spans = []
+    j = 0
     for i, unit in enumerate(units):
-        j = i
+        j = max(j, i)  # the units before the last window's end are within reach of this one too
         while (j + 1 < len(units) and units[j + 1].section == unit.section
                and units[j + 1].end - unit.start <= window_chars):
             j += 1
