@@ -666,8 +666,10 @@ class Settings(BaseSettings):
     passages_max: int = Field(50, ge=1, le=200, description="Most passages one fetch or one read row returns")
     passage_scan_chars: int = Field(1_000_000, ge=1000, le=100_000_000,
                                     description="Passages are sought in this many characters of a page from its "
-                                                "offset (ranking costs ~0.4 ms of CPU per 1,000); a warning says "
-                                                "where a longer page was left unsearched")
+                                                "offset (ranking costs ~0.4 ms of CPU per 1,000 of prose), and in "
+                                                "at most one sentence or line per 20 of them (5,000 at least: a "
+                                                "page of very short lines costs per line); a warning says where a "
+                                                "longer page was left unsearched")
     passage_window_chars: int = Field(120, ge=50, le=5000, description="A passage grows by whole sentences while it "
                                                                         "stays within this many characters")
     passage_prefix: int = Field(4, ge=0, le=20, description="Words longer than this are matched by their first so "

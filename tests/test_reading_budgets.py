@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from examples import scaled
 from off_the_loop import other_request, ran_off_the_loop, waiting_for_the_loop
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings as hypothesis_settings, strategies as st
 
 from plugin.errors import FetchError, SearchError
 from plugin.models import FetchResponse, Passage
@@ -271,6 +271,47 @@ def test_passages_are_sought_in_passage_scan_chars_from_the_offset_and_a_warning
     assert evidence.scan_warning(page, 0, Settings(passage_scan_chars=len(page) - 1)) is not None
 
 
+def test_a_page_of_short_lines_is_sought_in_one_unit_per_20_characters_of_passage_scan_chars():
+    from plugin.reading.sentences import segment
+
+    # A scan of 120,000 characters ranks at most 6,000 units. Prose of that length holds ~1,100 sentences; a
+    # word list holds a unit per 7 characters, so it is sought in its first 6,000 lines and the warning says
+    # where the next fetch starts, exactly at the first line left out.
+    own = Settings(passage_scan_chars=120_000)
+    assert evidence.scan_units(own) == 6000 and evidence.scan_units(Settings(passage_scan_chars=2000)) == 5000
+    lines = [f"w{i:04d}" for i in range(9000)]
+    lines[7000] = "the answer word"
+    page = "\n\n".join(lines)
+    first = focused(page, "answer word", settings=own)
+    cut = page.index("w6000")
+    assert all(p.end <= cut for p in first.passages) and not any("answer" in p.text for p in first.passages)
+    [warning] = first.warnings
+    assert warning == (f"passages were sought in characters 0-{cut} of the page's {len(page)} (a page of short "
+                       "lines: at most 6000 sentences or lines, one per 20 characters of passage_scan_chars and "
+                       f"at least 5000); a fetch with the same query and offset={cut} looks further")
+    further = focused(page, "answer word", settings=own, offset=cut)
+    assert "the answer word" in further.passages[0].text and further.warnings == []
+    seg, end = evidence.scanned(page, 0, own)
+    assert len(seg.units) == 6000 and end == cut and seg.units[-1].end < cut
+    assert len(segment(page, max_units=6000).units) == 6001  # the cutting itself stops there, not only the ranking
+    # prose is cut by its length, not its units; a page within both bounds is not cut at all
+    prose = " ".join(f"Sentence {i} says a thing about the weather in some town." for i in range(2500))
+    assert evidence.scanned(prose, 0, own)[1] == 120_000
+    assert focused(page, "answer word", settings=Settings(passage_scan_chars=len(page) * 20)).warnings == []
+
+
+@examples(100)
+@given(text=_TEXTS, start=st.integers(0, 60), most=st.integers(1, 12))
+@example(text="# Head\n\n" + "\n\n".join("abcdefg"), start=8, most=3).via("a heading before the part asked for")
+def test_segment_stops_after_the_units_asked_for_and_they_are_its_first_ones(text, start, most):
+    from plugin.reading.sentences import segment
+
+    whole = segment(text, start=start).units
+    cut = segment(text, start=start, max_units=most).units
+    assert cut == whole[:len(cut)]
+    assert len(cut) == len(whole) or len(cut) > most
+
+
 def test_a_block_running_past_the_searched_part_is_left_out_not_cut():
     own = Settings(passage_scan_chars=1000)
     code = "```\n" + "\n".join(f"answer line {i}" for i in range(100)) + "\n```"
@@ -315,3 +356,23 @@ async def test_search_read_with_passages_ranks_off_the_event_loop(standins, monk
                                          other_request(seen, loop_ran))
     assert answer.results[0].passages and "work-stealing" in answer.results[0].passages[0].text
     assert ran_off_the_loop(seen)
+
+
+def test_the_shapes_bench_reports_every_shape_at_two_lengths(capsys):
+    # scripts/passage_shapes.py: the CPU per 1,000 characters of the odd shapes (how a cost growing faster
+    # than the page is caught); run small here, for what it reports, not how fast.
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "passage_shapes.py"
+    spec = importlib.util.spec_from_file_location("passage_shapes", path)
+    shapes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shapes)
+    assert shapes.main(["--chars", "2000", "--repeats", "1", "--json"]) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["shapes"]) == set(shapes.SHAPES) and "a run of dots" in report["shapes"]
+    for shape, row in report["shapes"].items():
+        assert row["chars"] == 2000 == row["scanned"] and len(shapes.page(shape, 2000)) == 2000
+        assert row["ms_per_1000"] > 0 and row["ms_per_1000_quarter"] > 0 and row["growth"] > 0

@@ -22,7 +22,7 @@ from plugin.errors import INVALID_PARAMETER, SearchError
 from plugin.models import FetchResponse, Omitted, Passage, ResultRow, SearchResponse
 from plugin.pipeline.query import whole_number
 from plugin.reading.passages import RankOptions, best_passages
-from plugin.reading.sentences import segment
+from plugin.reading.sentences import Segmented, segment
 from plugin.reading.tokens import chars_within, estimate_tokens
 from plugin.settings import Settings
 
@@ -93,28 +93,62 @@ def passage_tokens(number: int | str, passage: Passage) -> int:
     return estimate_tokens(passage_label(number, passage)) + estimate_tokens(passage.text) + 2
 
 
+# Ranking costs per unit (sentence, line, item: ~40-50 µs each). Articles hold one per 110 characters
+# (median of the article corpus; its densest page one per 26); a page of very short lines (a word list, a
+# column of numbers: a unit per 3-10 characters) would cost ten or twenty times prose of its length. So at
+# most one unit per this many characters of passage_scan_chars is ranked, and never fewer than
+# SCAN_UNITS_AT_LEAST (~0.25 s of CPU: below that, a bound would only cut pages short).
+SCAN_CHARS_PER_UNIT = 20
+SCAN_UNITS_AT_LEAST = 5000
+
+
 def scan_end(content: str, offset: int, settings: Settings) -> int:
-    """Where passages stop being sought: `passage_scan_chars` after `offset` (a read may hold ten million
-    characters; ranking them all would hold a worker for seconds), or the end of the text."""
+    """Where passages stop being sought by length: `passage_scan_chars` after `offset` (a read may hold ten
+    million characters; ranking them all would hold a worker for seconds), or the end of the text."""
     return min(len(content), offset + settings.passage_scan_chars)
 
 
-def scan_warning(content: str, offset: int, settings: Settings) -> str | None:
+def scan_units(settings: Settings) -> int:
+    """The most units ranked from one offset (`scanned`)."""
+    return max(SCAN_UNITS_AT_LEAST, settings.passage_scan_chars // SCAN_CHARS_PER_UNIT)
+
+
+def scanned(content: str, offset: int, settings: Settings, *, markdown: bool = True) -> tuple[Segmented, int]:
+    """The units passages are sought in, and where that part of the page ends: `scan_end`, or earlier, where
+    a page of short lines reaches `scan_units` units. A block running past the end is left out, not cut."""
     end = scan_end(content, offset, settings)
+    most = scan_units(settings)
+    seg = segment(content, markdown=markdown, max_chars=rank_options(settings).max_sentence_chars, start=offset,
+                  end=end, max_units=most)
+    units = [u for u in seg.units if u.end <= end]
+    if len(units) > most:
+        end = units[most].start
+        units = units[:most]
+    seg.units = units
+    return seg, end
+
+
+def scan_warning(content: str, offset: int, settings: Settings, end: int | None = None) -> str | None:
+    """What a fetch says when passages were sought in part of the page: `end` where `scanned` stopped."""
+    by_length = scan_end(content, offset, settings)
+    end = by_length if end is None else end
     if end >= len(content):
         return None
+    why = ("passage_scan_chars" if end >= by_length else
+           f"a page of short lines: at most {scan_units(settings)} sentences or lines, one per "
+           f"{SCAN_CHARS_PER_UNIT} characters of passage_scan_chars and at least {SCAN_UNITS_AT_LEAST}")
     return (f"passages were sought in characters {offset}-{end} of the page's {len(content)} "
-            f"(passage_scan_chars); a fetch with the same query and offset={end} looks further")
+            f"({why}); a fetch with the same query and offset={end} looks further")
 
 
 def passages_of(content: str, query: str, count: int, settings: Settings, *, markdown: bool = True,
-                offset: int = 0) -> list[Passage]:
-    """The `count` best passages of `content` for `query` from `offset` on, within `scan_end`. CPU-bound
-    (~0.4 ms per 1,000 characters): callers off the event loop run it in a thread."""
+                offset: int = 0, seg: Segmented | None = None) -> list[Passage]:
+    """The `count` best passages of `content` for `query` from `offset` on, within what `scanned` gives (or
+    `seg`, its units). CPU-bound (~0.4 ms per 1,000 characters of prose): callers off the event loop run it
+    in a thread."""
     options = rank_options(settings)
-    end = scan_end(content, offset, settings)
-    seg = segment(content, markdown=markdown, max_chars=options.max_sentence_chars, start=offset, end=end)
-    seg.units = [u for u in seg.units if u.end <= end]  # a block running past the scanned part is left out
+    if seg is None:
+        seg, _ = scanned(content, offset, settings, markdown=markdown)
     windows = best_passages(content, query, count, markdown=markdown, options=options, offset=offset, segmented=seg)
     return [Passage(text=content[w.start:w.end], start=w.start, end=w.end, score=round(w.score, 3),
                     heading_path=list(w.section)) for w in windows]
@@ -151,11 +185,12 @@ def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: S
     CPU-bound on a long page: the reader runs it in a thread, as it runs extraction."""
     if focus.query is None:
         return _cut_slice(response, content, focus.max_tokens or 0)
-    warning = scan_warning(content, response.offset, settings)
+    seg, end = scanned(content, response.offset, settings, markdown=markdown)
+    warning = scan_warning(content, response.offset, settings, end)
     if warning is not None:
         response = response.model_copy(update={"warnings": [*response.warnings, warning]})
     candidates = passages_of(content, focus.query, focus.count or settings.passages_max, settings, markdown=markdown,
-                             offset=response.offset)
+                             offset=response.offset, seg=seg)
     if max_chars is None and focus.count is None:
         max_chars = settings.fetch_passage_chars
     frame = page_frame_tokens(response, focus.query)

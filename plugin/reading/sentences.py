@@ -70,12 +70,14 @@ class Segmented:
 
 
 def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: int = 0,
-            end: int | None = None) -> Segmented:
+            end: int | None = None, max_units: int | None = None) -> Segmented:
     """`text` as units in order. `markdown`: the text is our Markdown (fences, `#` headings, `|` tables);
     plain text has none of these, and a run of lines holding ` | ` is taken for a table. `start`, `end`:
     only the units that overlap `text[start:end]` (a block is still made whole); the lines before `start`
     are read only for their headings and code fences (so heading paths and blocks are right), the lines
-    from `end` on not at all: a part of a long page costs what its own lines cost to cut into sentences."""
+    from `end` on not at all: a part of a long page costs what its own lines cost to cut into sentences.
+    `max_units`: the cutting stops at the line where more than this many units overlap that part (the
+    caller keeps the first `max_units` and knows where the next one starts)."""
     units: list[Unit] = []
     sections: list[tuple[str, ...]] = [()]
     path: list[tuple[int, str]] = []  # (level, heading text)
@@ -84,6 +86,8 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
     stop = len(text) if end is None else end
     i = 0
     while i < len(lines) and lines[i][0] < stop:
+        if max_units is not None and len(units) > max_units and units[-1 - max_units].end > start:
+            break  # units are in order: the last max_units + 1 all reach past `start`
         line_start, line_end = lines[i]
         line = text[line_start:line_end]
         if not line.strip():
