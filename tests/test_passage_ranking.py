@@ -382,3 +382,32 @@ def test_window_features_are_each_window_s_own_units_sums(bits, query, window_ch
                found.windows, found.values["bm25"], found.values["proximity"], found.values["cover"],
                found.values["typed"]))]
     assert got == _features_one_window_at_a_time(text, query, window_chars)
+
+
+# A run of word characters and hyphens of 100 or more (a hash, a slug, a code block's long line) is no part
+# of a name, so the name pattern is not retried at every capital inside it; shorter words are read as ever.
+_NAME_BITS = st.sampled_from(["Ada", "Lovelace", "ex-President", "Obama", "anti-Trump", "the", "met", "O'Neil",
+                              "Jean-Luc", "said", ".", ",", " ", "  ", "\n", "-", "'", "’", "Ab-" * 30, "x" * 60])
+
+
+@examples(200)
+@given(bits=st.lists(_NAME_BITS, max_size=30), glue=st.sampled_from(["", " "]))
+@example(bits=["ex-President", " ", "Obama", " ", "x" * 60], glue=" ").via("a name beside long words")
+def test_a_name_is_found_as_the_plain_pattern_finds_it_among_words_under_100_characters(bits, glue):
+    import re
+
+    from plugin.reading import passages as ranking
+
+    text = glue.join(bits)
+    if re.search(r"[\w'’-]{100,}", text):
+        return  # (a long run: the next test)
+    plain = any(not set(re.findall(r"\w+", m.group(0).casefold())) <= {"ada"} for m in ranking._NAME.finditer(text))
+    assert fits("name", text, {"ada"}) == plain
+
+
+def test_a_long_run_of_capitalised_hyphenated_words_is_no_name_but_a_name_beside_it_is():
+    run = "Ab-" * 40
+    assert not fits("name", f"the tag {run} follows", set())
+    assert not fits("name", f"```\n{run * 200}\n```", set())  # (the pattern retried along it: seconds)
+    assert fits("name", f"the tag {run} was made by Ada Lovelace.", set())
+    assert fits("name", "ex-President Obama spoke.", set())  # a capital after a hyphen still starts a name
