@@ -411,3 +411,40 @@ def test_a_long_run_of_capitalised_hyphenated_words_is_no_name_but_a_name_beside
     assert not fits("name", f"```\n{run * 200}\n```", set())  # (the pattern retried along it: seconds)
     assert fits("name", f"the tag {run} was made by Ada Lovelace.", set())
     assert fits("name", "ex-President Obama spoke.", set())  # a capital after a hyphen still starts a name
+
+
+_SCORES_IN_A_FRESH_PROCESS = """
+import json, random
+from plugin.reading.passages import RankOptions, best_passages, rank_windows
+rng = random.Random(3)
+vocab = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river".split()
+sentences = []
+for _ in range(120):
+    words = rng.sample(vocab, rng.randint(2, 7)) + ["filler"] * rng.randint(0, 5)
+    rng.shuffle(words)
+    sentences.append(" ".join(words).capitalize() + ".")
+text = " ".join(sentences)
+question = "alpha beta gamma delta epsilon zeta theta kappa"
+options = RankOptions(meaning=False, grow_share=0.05)
+print(json.dumps([[w.start, w.end, w.score.hex()] for w in rank_windows(text, question, options=options)]
+                 + [[w.start, w.end] for w in best_passages(text, question, options=options)]))
+"""
+
+
+def test_a_page_and_question_score_alike_to_the_last_bit_in_every_process():
+    # Sums over a set's terms took the set's order, which changes with each process's hash seed: the
+    # same page and question scored a bit apart (and could swap tied passages) from one process to the next.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        done = subprocess.run([sys.executable, "-c", _SCORES_IN_A_FRESH_PROCESS], env=env, cwd=root,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

@@ -142,7 +142,9 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     total_idf = sum(idf.values()) or 1.0
     heading_terms = [set(terms(" ".join(path), options.prefix)) for path in seg.sections]
     held = [set(bag) for bag in bags]
-    sentence_share = [sum(idf[t] for t in h) / total_idf for h in held]
+    # (summed in the order of the text, not of a set, whose order changes with each process's hash seed:
+    # the same page and question score alike in every process, to the last bit)
+    sentence_share = [sum(idf[t] for t in bag) / total_idf for bag in bags]
     wanted = answer_kind(query, options.answer_kinds)
     asked = set(_WORDISH.findall(query.casefold()))
     typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
@@ -402,7 +404,7 @@ def _grown(window: Window, taken: list[bool], features: Features, options: RankO
             if taken[neighbour]:
                 continue
             span = units[max(last, neighbour)].end - units[min(first, neighbour)].start
-            gain = sum(idf[t] for t in held[neighbour] - have) / total
+            gain = sum(idf[t] for t in idf if t in held[neighbour] and t not in have) / total  # (question order)
             if gain > 0 and gain >= options.grow_share and span <= options.grow_chars and (
                     best is None or gain > best[0]):
                 best = (gain, neighbour)
