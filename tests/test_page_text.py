@@ -83,6 +83,58 @@ def test_long_main_text_is_kept_whatever_the_page_around_it():
     assert "Ten tips for faster builds" not in extracted.content
 
 
+# ----- an article body split over several containers -----
+def _split_article(containers: int = 3, *, classes: tuple[str, ...] = ()) -> str:
+    """A page whose body comes in `containers` containers of one class with an ad row and a rail between
+    them (as Wired's pages): each holds three paragraphs, `Paragraph k.j ...`."""
+    def paragraph(k: int, j: int) -> str:
+        return (f"<p>Paragraph {k}.{j} of the story says that the harbour town rebuilt its sea wall in stone "
+                f"after the storm of {1900 + k * 10 + j}, and the council paid for it with a levy on every boat.</p>")
+
+    parts = []
+    for k in range(containers):
+        body_class = classes[k] if k < len(classes) else "body body__container article__body"
+        parts.append(f'<div class="grid grid-layout--adrail"><div class="{body_class}">'
+                     + "".join(paragraph(k, j) for j in range(3))
+                     + '</div><div class="grid-layout__aside"><div class="ad ad--rail"></div>'
+                       '<div class="recirc-most-popular">Most popular</div></div></div>'
+                       '<div class="row full-bleed-ad"><div class="ad ad--mid-content">'
+                       '<span class="ad-label">Advertisement</span></div></div>')
+    return ("<html><head><title>Sea wall</title></head><body><header><nav><a href='/'>Home</a></nav></header>"
+            "<main><article><h1>The sea wall</h1>" + "".join(parts) + "</article></main><footer>Footer</footer>"
+            "</body></html>")
+
+
+def _kept(text: str, containers: int = 3) -> list[str]:
+    return [f"{k}.{j}" for k in range(containers) for j in range(3) if f"Paragraph {k}.{j} " in text]
+
+
+def test_an_article_body_split_by_ad_rows_is_extracted_whole_in_order():
+    text = extract_html(_split_article(), url="https://example.org/story").content
+    assert _kept(text) == [f"{k}.{j}" for k in range(3) for j in range(3)]
+    assert [text.index(f"Paragraph {k}.0 ") for k in range(3)] == sorted(text.index(f"Paragraph {k}.0 ")
+                                                                         for k in range(3))
+    assert "Advertisement" not in text and "Most popular" not in text
+
+
+def test_containers_of_another_class_are_not_joined_to_the_body():
+    from plugin.reading.extract import _plain
+    from plugin.reading.split_body import merged_body_tree
+    from trafilatura import bare_extraction
+
+    # the second and third blocks are teasers of other stories, not the article's body: left as they were
+    html = _split_article(classes=("body body__container article__body", "teaser", "teaser"))
+    tree = parse_html(html)
+    first = _plain(bare_extraction(tree, url="https://example.org/story", include_comments=False).body)
+    assert merged_body_tree(tree, first) is None
+    assert _kept(extract_html(html, url="https://example.org/story").content) == ["0.0", "0.1", "0.2"]
+    # one container: nothing to join; more than fifty of one kind: a list (comments, teasers), not a body
+    for count, joined in ((1, False), (3, True), (50, True), (51, False)):
+        tree = parse_html(_split_article(count))
+        first_container = " ".join(tree.xpath('//div[@class="body body__container article__body"]')[0].itertext())
+        assert (merged_body_tree(tree, first_container) is not None) is joined, count
+
+
 # ----- sniffing a body without a useful content type -----
 @pytest.mark.parametrize("bom, encoding", [(codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
                                            (codecs.BOM_UTF16_BE, "utf-16-be")])
@@ -140,3 +192,23 @@ def test_a_cookie_set_over_https_is_not_sent_over_plain_http():
     assert cookies.for_hop(plain) == {"lang": "en"}
     assert cookies.for_hop(secure) == {"session": "s1", "lang": "en"}
     assert cookies.for_hop(target("https://other.example/")) == {}
+
+
+def test_a_joined_body_is_kept_only_when_it_holds_the_first_and_adds_to_it():
+    from plugin.reading.extract import _adds_to
+
+    first = " ".join(f"Sentence {i} of the first extraction says something long enough to count." for i in range(20))
+    more = " ".join(f"Sentence {i} of the later containers adds to the story." for i in range(10))
+    assert _adds_to(first, first + " " + more)
+    assert not _adds_to(first, first + " a few words")  # not a tenth more
+    assert not _adds_to(first, more * 3)  # longer, but without what the first extraction had
+
+
+def test_a_failing_split_body_check_leaves_the_first_extraction(monkeypatch):
+    from plugin.reading import split_body
+
+    def broken(tree, extracted):
+        raise ValueError("an odd page")
+
+    monkeypatch.setattr(split_body, "merged_body_tree", broken)
+    assert _kept(extract_html(_split_article(), url="https://example.org/story").content) == ["0.0", "0.1", "0.2"]

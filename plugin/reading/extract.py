@@ -101,6 +101,18 @@ def _title_from_tree(tree) -> str | None:
     return None
 
 
+def _plain(body) -> str:
+    return " ".join(" ".join(body.itertext()).split()) if body is not None else ""
+
+
+def _adds_to(first: str, second: str) -> bool:
+    """`second` holds every sentence-long piece of `first` and a tenth more text: the joined body is kept."""
+    if len(second) < 1.1 * len(first):
+        return False
+    pieces = [first[i:i + 60] for i in range(0, len(first) - 60, 200)]
+    return sum(piece in second for piece in pieces) >= 0.95 * len(pieces)
+
+
 def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
                  fallback_min_chars: int = 200) -> Extracted:
     """The page's main text as Markdown (or plain text), its title and publication date."""
@@ -108,15 +120,29 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
 
     from plugin.reading.markdown import render
     from plugin.reading.published import date_params, publication_date
+    from plugin.reading.split_body import merged_body_tree
 
     tree = parse_html(html)
     if tree is None:
         return Extracted(title=None, published=None, content="", method="none")
-    try:
-        document = bare_extraction(tree, url=url, include_comments=False, include_tables=True,
+    def extracted(page):
+        try:
+            return bare_extraction(page, url=url, include_comments=False, include_tables=True,
                                    include_formatting=True, with_metadata=True, date_extraction_params=date_params())
-    except Exception:  # an extractor bug on one odd page: the visible text still serves the reader
-        document = None
+        except Exception:  # an extractor bug on one odd page: the visible text still serves the reader
+            return None
+
+    document = extracted(tree)
+    body = getattr(document, "body", None)
+    if body is not None:  # an article body split over several containers (plugin.reading.split_body)
+        first = _plain(body)
+        try:
+            joined = merged_body_tree(tree, first)
+        except Exception:  # a heuristic on any HTML: never the reason a page cannot be read
+            joined = None
+        again = extracted(joined) if joined is not None else None
+        if again is not None and _adds_to(first, _plain(getattr(again, "body", None))):
+            body = again.body
     title = getattr(document, "title", None) or _title_from_tree(tree)
     seen: list[str] = []
 
@@ -127,7 +153,7 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
 
     published = publication_date(getattr(document, "date", None), tree=tree, raw_html=html, url=url,
                                  visible_lines=lambda: page_text().split("\n"))
-    main = render(getattr(document, "body", None), markdown=markdown) if document is not None else ""
+    main = render(body, markdown=markdown) if body is not None else ""
     if len(main) >= fallback_min_chars:
         return Extracted(title=title, published=published, content=main, method="main")
     visible = page_text()
