@@ -6,34 +6,34 @@
 """
 
 LEXICAL_WEIGHTS = {
-    "bm25": 1.761,
-    "proximity": 2.103,
-    "context": 1.536,
-    "heading": 0.6679,
-    "cover": 2.131,
-    "lead": 0.3628,
-    "typed": 0.9403,
-    "typed_bm25": 0.6961,
-    "typed_proximity": 0.7862,
-    "typed_context": 1.552,
-    "typed_heading": 1.179,
-    "typed_cover": 0.9363
+    "bm25": 1.735,
+    "proximity": 2.084,
+    "context": 1.544,
+    "heading": 0.6788,
+    "cover": 2.111,
+    "lead": 0.3676,
+    "typed": 0.9404,
+    "typed_bm25": 0.6992,
+    "typed_proximity": 0.7928,
+    "typed_context": 1.491,
+    "typed_heading": 1.192,
+    "typed_cover": 0.9437
 }
 
 MEANING_WEIGHTS = {
-    "bm25": 0.89,
-    "proximity": 1.097,
-    "context": 1.449,
-    "heading": 0.7059,
-    "cover": 1.412,
-    "lead": 0.2884,
-    "typed": 0.8803,
-    "typed_bm25": 0.3564,
-    "typed_proximity": 0.3978,
-    "typed_context": 1.606,
-    "typed_heading": 1.217,
-    "typed_cover": 0.7031,
-    "soft_cover": 1.715,
-    "soft_proximity": 1.769,
-    "typed_soft_proximity": 0.7884
+    "bm25": 0.8731,
+    "proximity": 1.085,
+    "context": 1.462,
+    "heading": 0.717,
+    "cover": 1.396,
+    "lead": 0.2937,
+    "typed": 0.8802,
+    "typed_bm25": 0.3625,
+    "typed_proximity": 0.4052,
+    "typed_context": 1.538,
+    "typed_heading": 1.23,
+    "typed_cover": 0.7091,
+    "soft_cover": 1.699,
+    "soft_proximity": 1.754,
+    "typed_soft_proximity": 0.7984
 }
