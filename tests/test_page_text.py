@@ -202,6 +202,8 @@ def test_a_joined_body_is_kept_only_when_it_holds_the_first_and_adds_to_it():
     assert _adds_to(first, first + " " + more)
     assert not _adds_to(first, first + " a few words")  # not a tenth more
     assert not _adds_to(first, more * 3)  # longer, but without what the first extraction had
+    assert _adds_to("a short first text", "a short first text and a longer second one")  # (under 60 characters)
+    assert not _adds_to("a short first text", "a different and much longer second text")
 
 
 def test_a_failing_split_body_check_leaves_the_first_extraction(monkeypatch):

@@ -93,7 +93,7 @@ def passage_tokens(number: int | str, passage: Passage) -> int:
     return estimate_tokens(passage_label(number, passage)) + estimate_tokens(passage.text) + 2
 
 
-# Ranking costs per unit (sentence, line, item: ~40-50 µs each). Articles hold one per 110 characters
+# Ranking costs per unit (sentence, line, item: ~40-70 µs each; scripts/passage_shapes.py). Articles hold one per 110 characters
 # (median of the article corpus; its densest page one per 26); a page of very short lines (a word list, a
 # column of numbers: a unit per 3-10 characters) would cost ten or twenty times prose of its length. So at
 # most one unit per this many characters of passage_scan_chars is ranked, and never fewer than
