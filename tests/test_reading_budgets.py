@@ -362,6 +362,7 @@ def test_the_shapes_bench_reports_every_shape_at_two_lengths(capsys):
     # scripts/passage_shapes.py: the CPU per 1,000 characters of the odd shapes (how a cost growing faster
     # than the page is caught); run small here, for what it reports, not how fast.
     import importlib.util
+    import json
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "scripts" / "passage_shapes.py"
@@ -369,8 +370,6 @@ def test_the_shapes_bench_reports_every_shape_at_two_lengths(capsys):
     shapes = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(shapes)
     assert shapes.main(["--chars", "2000", "--repeats", "1", "--json"]) == 0
-    import json
-
     report = json.loads(capsys.readouterr().out)
     assert set(report["shapes"]) == set(shapes.SHAPES) and "a run of dots" in report["shapes"]
     for shape, row in report["shapes"].items():
