@@ -179,6 +179,30 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+def long_page_cost(counts: Sequence[int] = (2000, 8000)) -> dict:
+    """CPU of extraction and of the split-body check (`plugin.reading.split_body`) on one-container articles
+    of `counts` paragraphs (~100 characters each): the check must grow with the page, as extraction does,
+    not with its paragraphs times its length."""
+    from trafilatura import bare_extraction
+
+    from plugin.reading.extract import parse_html
+    from plugin.reading.split_body import merged_body_tree
+
+    rows = {}
+    for count in counts:
+        paragraphs = "".join(f"<p>Paragraph {i} tells of the harbour town and its sea wall, rebuilt in stone after "
+                             f"storm number {i}.</p>" for i in range(count))
+        tree = parse_html(f"<html><body><article><div class='body'>{paragraphs}</div></article></body></html>")
+        started = time.process_time()
+        document = bare_extraction(tree, include_comments=False, include_tables=True, include_formatting=True)
+        extracted = time.process_time()
+        merged_body_tree(tree, document.body)
+        checked = time.process_time()
+        rows[count] = {"extraction_ms": round((extracted - started) * 1000, 1),
+                       "split_check_ms": round((checked - extracted) * 1000, 1)}
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "article-corpus"))
@@ -188,7 +212,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--extractors", help="comma-separated subset of ours,trafilatura,whole-page")
     parser.add_argument("--check-floors", action="store_true",
                         help="exit 1 when ours falls below bench/extract-floors.json")
+    parser.add_argument("--long-page", action="store_true",
+                        help="only the CPU of extraction and of the split-body check on articles of 2,000 and "
+                             "8,000 paragraphs (no corpus needed)")
     args = parser.parse_args(argv)
+    if args.long_page:
+        rows = long_page_cost()
+        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+            f"{count:,} paragraphs: extraction {row['extraction_ms']} ms, split-body check {row['split_check_ms']} ms"
+            for count, row in rows.items()))
+        return 0
     folder = Path(args.corpus)
     if not (folder / "ground-truth.json").is_file():
         print(f"no article corpus at {folder} (ground-truth.json missing)", file=sys.stderr)

@@ -50,3 +50,10 @@ def test_extraction_meets_its_floors_on_the_article_corpus():
     assert report["pages"] >= 100
     for metric, floor in floors["ours"].items():
         assert ours[metric] >= floor, f"{metric} {ours[metric]} fell below its floor {floor}"
+
+
+def test_the_long_page_cost_reports_extraction_and_the_split_body_check():
+    # (what it reports, not how fast: scripts/extract_bench.py --long-page is the measurement)
+    rows = extract_bench.long_page_cost((20, 40))
+    assert set(rows) == {20, 40}
+    assert all(row["extraction_ms"] >= 0 and row["split_check_ms"] >= 0 for row in rows.values())

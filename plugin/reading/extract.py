@@ -139,13 +139,12 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
     document = extracted(tree)
     body = getattr(document, "body", None)
     if body is not None:  # an article body split over several containers (plugin.reading.split_body)
-        first = _plain(body)
         try:
-            joined = merged_body_tree(tree, first)
+            joined = merged_body_tree(tree, body)
         except Exception:  # a heuristic on any HTML: never the reason a page cannot be read
             joined = None
         again = extracted(joined) if joined is not None else None
-        if again is not None and _adds_to(first, _plain(getattr(again, "body", None))):
+        if again is not None and _adds_to(_plain(body), _plain(getattr(again, "body", None))):
             body = again.body
     title = getattr(document, "title", None) or _title_from_tree(tree)
     seen: list[str] = []
