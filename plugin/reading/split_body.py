@@ -20,6 +20,7 @@ import copy
 _MIN_PARAGRAPH = 80
 _PREFIX = 60
 _CONTAINERS = frozenset({"div", "section", "article", "main"})
+_BLOCKS = frozenset({"p", "head", "item", "cell", "quote"})  # an extracted tree's blocks (and the page's p)
 # More containers of one kind than this are a list (comments, teasers), not one body cut by ads.
 _MOST_PIECES = 50
 
@@ -51,8 +52,6 @@ def _openings(body) -> tuple[set[str], int]:
     return openings, len(_squeezed("".join(body.itertext())))
 
 
-_BLOCKS = frozenset({"p", "head", "item", "cell", "quote"})
-
 
 def merged_body_tree(tree, extracted):
     """A copy of `tree` with the containers of a split body joined into the first, or None when the page
@@ -62,7 +61,7 @@ def merged_body_tree(tree, extracted):
     openings, length = _openings(extracted)
     if not length:
         return None
-    groups: dict[tuple[str, str], dict] = {}  # (tag, class) -> containers in document order, chars kept/left
+    groups: dict[tuple[str, str], dict] = {}  # (tag, class) -> its containers in document order, chars kept/left
     for paragraph in tree.iter("p"):
         words = _squeezed("".join(paragraph.itertext()))
         if len(words) < _MIN_PARAGRAPH:
@@ -81,7 +80,7 @@ def merged_body_tree(tree, extracted):
             group["left"][index] = group["left"].get(index, 0) + len(words)
     for group in groups.values():
         containers = group["containers"]
-        # most of the extracted text from this kind of container, and a whole container of it left out
+        # most of the extracted text from this kind of container, and paragraphs of it left out
         if not 2 <= len(containers) <= _MOST_PIECES or group["kept"] < 0.5 * length or not group["left"]:
             continue
         if sum(group["left"].values()) < 2 * _MIN_PARAGRAPH:
