@@ -1,5 +1,5 @@
 """A page's text without the network: HTML main text and its Markdown (plugin.reading.extract, .markdown),
-what a body is sniffed as (plugin.reading.documents), slices (plugin.reading.reader.slice_text) and the
+an article body split over several containers joined (plugin.reading.split_body), what a body is sniffed as (plugin.reading.documents), slices (plugin.reading.reader.slice_text) and the
 cookies of one read (plugin.reading.hops.ReadCookies)."""
 
 from __future__ import annotations
@@ -133,6 +133,28 @@ def test_containers_of_another_class_are_not_joined_to_the_body():
         assert (merged_body_tree(tree, first_container) is not None) is joined, count
 
 
+def test_a_joined_body_is_kept_only_when_it_holds_the_first_and_adds_to_it():
+    from plugin.reading.extract import _adds_to
+
+    first = " ".join(f"Sentence {i} of the first extraction says something long enough to count." for i in range(20))
+    more = " ".join(f"Sentence {i} of the later containers adds to the story." for i in range(10))
+    assert _adds_to(first, first + " " + more)
+    assert not _adds_to(first, first + " a few words")  # not a tenth more
+    assert not _adds_to(first, more * 3)  # longer, but without what the first extraction had
+    assert _adds_to("a short first text", "a short first text and a longer second one")  # (under 60 characters)
+    assert not _adds_to("a short first text", "a different and much longer second text")
+
+
+def test_a_failing_split_body_check_leaves_the_first_extraction(monkeypatch):
+    from plugin.reading import split_body
+
+    def broken(tree, extracted):
+        raise ValueError("an odd page")
+
+    monkeypatch.setattr(split_body, "merged_body_tree", broken)
+    assert _kept(extract_html(_split_article(), url="https://example.org/story").content) == ["0.0", "0.1", "0.2"]
+
+
 # ----- sniffing a body without a useful content type -----
 @pytest.mark.parametrize("bom, encoding", [(codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
                                            (codecs.BOM_UTF16_BE, "utf-16-be")])
@@ -190,25 +212,3 @@ def test_a_cookie_set_over_https_is_not_sent_over_plain_http():
     assert cookies.for_hop(plain) == {"lang": "en"}
     assert cookies.for_hop(secure) == {"session": "s1", "lang": "en"}
     assert cookies.for_hop(target("https://other.example/")) == {}
-
-
-def test_a_joined_body_is_kept_only_when_it_holds_the_first_and_adds_to_it():
-    from plugin.reading.extract import _adds_to
-
-    first = " ".join(f"Sentence {i} of the first extraction says something long enough to count." for i in range(20))
-    more = " ".join(f"Sentence {i} of the later containers adds to the story." for i in range(10))
-    assert _adds_to(first, first + " " + more)
-    assert not _adds_to(first, first + " a few words")  # not a tenth more
-    assert not _adds_to(first, more * 3)  # longer, but without what the first extraction had
-    assert _adds_to("a short first text", "a short first text and a longer second one")  # (under 60 characters)
-    assert not _adds_to("a short first text", "a different and much longer second text")
-
-
-def test_a_failing_split_body_check_leaves_the_first_extraction(monkeypatch):
-    from plugin.reading import split_body
-
-    def broken(tree, extracted):
-        raise ValueError("an odd page")
-
-    monkeypatch.setattr(split_body, "merged_body_tree", broken)
-    assert _kept(extract_html(_split_article(), url="https://example.org/story").content) == ["0.0", "0.1", "0.2"]
