@@ -101,10 +101,6 @@ def _title_from_tree(tree) -> str | None:
     return None
 
 
-def _plain(body) -> str:
-    return " ".join(" ".join(body.itertext()).split()) if body is not None else ""
-
-
 def _adds_to(first: str, second: str) -> bool:
     """`second` holds nearly all of `first` (19 in 20 of its 60-character pieces, one every 200 characters)
     and a tenth more text: the joined body is kept."""
@@ -123,7 +119,7 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
 
     from plugin.reading.markdown import render
     from plugin.reading.published import date_params, publication_date
-    from plugin.reading.split_body import merged_body_tree
+    from plugin.reading.split_body import merged_body_tree, plain_text
 
     tree = parse_html(html)
     if tree is None:
@@ -144,7 +140,7 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
         except Exception:  # a heuristic on any HTML: never the reason a page cannot be read
             joined = None
         again = extracted(joined) if joined is not None else None
-        if again is not None and _adds_to(_plain(body), _plain(getattr(again, "body", None))):
+        if getattr(again, "body", None) is not None and _adds_to(plain_text(body), plain_text(again.body)):
             body = again.body
     title = getattr(document, "title", None) or _title_from_tree(tree)
     seen: list[str] = []

@@ -25,8 +25,10 @@ _BLOCKS = frozenset({"p", "head", "item", "cell", "quote"})  # an extracted tree
 _MOST_PIECES = 50
 
 
-def _squeezed(text: str) -> str:
-    return " ".join(text.split())
+def plain_text(element) -> str:
+    """An element's text, its text nodes joined as they stand and whitespace squeezed (a word split by inline
+    markup stays one word)."""
+    return " ".join("".join(element.itertext()).split())
 
 
 def _container(element):
@@ -46,10 +48,10 @@ def _openings(body) -> tuple[set[str], int]:
     openings = set()
     for element in body.iter():
         if isinstance(element.tag, str) and element.tag in _BLOCKS:
-            words = _squeezed("".join(element.itertext()))
+            words = plain_text(element)
             if words:
                 openings.add(words[:_PREFIX])
-    return openings, len(_squeezed("".join(body.itertext())))
+    return openings, len(plain_text(body))
 
 
 
@@ -63,7 +65,7 @@ def merged_body_tree(tree, extracted):
         return None
     groups: dict[tuple[str, str], dict] = {}  # (tag, class) -> its containers in document order, chars kept/left
     for paragraph in tree.iter("p"):
-        words = _squeezed("".join(paragraph.itertext()))
+        words = plain_text(paragraph)
         if len(words) < _MIN_PARAGRAPH:
             continue
         container = _container(paragraph)
