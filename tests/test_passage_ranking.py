@@ -77,10 +77,39 @@ def test_function_words_leave_a_question_unless_nothing_else_is_left():
     assert content_terms("Who is it?", prefix=0) == ["who", "is", "it"]
     assert content_terms("Wer ist es? Qui est-ce?", prefix=0) == ["wer", "ist", "es", "qui", "est", "ce"]
     assert content_terms("Wer ist Ada?", prefix=0) == ["ada"]
-    assert {"what", "der", "quién", "когда", "siapa"} <= FUNCTION_WORDS
+    assert {"what", "der", "quien", "когда", "siapa"} <= FUNCTION_WORDS  # held folded, as they are looked up
     text = "Nobody knows. Who is it, then? It rained."
     top = best_passages(text, "who is it", 1, options=options(10, lead=0))
     assert text[top[0].start:top[0].end] == "Who is it, then?"
+
+
+def test_function_words_written_with_accents_leave_a_question_too():
+    # The list is written with its accents and a question's words are folded before they are looked up:
+    # unfolded, "cuántos", "são", "était", "какой" (й folds to и) stayed in questions as content.
+    assert content_terms("¿Cuántos años tiene Ana?", prefix=0) == ["anos", "tiene", "ana"]
+    assert content_terms("Quais são os planos?", prefix=0) == ["planos"]
+    assert content_terms("Quand était-il né ?", prefix=0) == ["ne"]
+    assert content_terms("Какой город?", prefix=0) == ["город"]
+
+
+def test_according_to_is_no_content_in_any_language():
+    # as "according" in English: the source a question names is not what it asks about
+    for question in ("Segundo o autor, quantos pilotos?", "De acordo com o autor, quantos pilotos?",
+                     "Según el autor, cuántos pilotos?", "Selon l'auteur, combien de pilotes ?",
+                     "Laut dem Autor, wie viele Piloten?", "Menurut penulis, berapa pilot?"):
+        kept = content_terms(question, prefix=0)
+        assert not {"segundo", "acordo", "segun", "selon", "laut", "menurut"} & set(kept), question
+
+
+def test_a_small_number_in_words_is_the_term_its_digits_make():
+    assert terms("seis anos") == terms("6 anos") == ["6", "anos"]
+    assert terms("Six years, zwölf Monate, три дня") == ["6", "years", "12", "monat", "3", "дня"]
+    # words with another common meaning keep it
+    assert terms("one once dos due", prefix=0) == ["one", "once", "dos", "due"]
+    text = "The school opened in 1990. Children of 6 years read 60 words a minute. Reading is fun."
+    top = best_passages(text, "How many words a minute should six-year-old children read?", 1,
+                        options=options(10, lead=0))
+    assert "60 words" in text[top[0].start:top[0].end]
 
 
 # ----- windows -----

@@ -6,34 +6,34 @@
 """
 
 LEXICAL_WEIGHTS = {
-    "bm25": 1.735,
-    "proximity": 2.084,
-    "context": 1.544,
-    "heading": 0.6788,
-    "cover": 2.111,
-    "lead": 0.3676,
-    "typed": 0.9404,
-    "typed_bm25": 0.6992,
-    "typed_proximity": 0.7928,
-    "typed_context": 1.491,
-    "typed_heading": 1.192,
-    "typed_cover": 0.9437
+    "bm25": 1.761,
+    "proximity": 2.107,
+    "context": 1.552,
+    "heading": 0.6818,
+    "cover": 2.151,
+    "lead": 0.3581,
+    "typed": 0.9356,
+    "typed_bm25": 0.6837,
+    "typed_proximity": 0.7751,
+    "typed_context": 1.503,
+    "typed_heading": 1.218,
+    "typed_cover": 0.9409
 }
 
 MEANING_WEIGHTS = {
-    "bm25": 0.8731,
-    "proximity": 1.085,
-    "context": 1.462,
-    "heading": 0.717,
-    "cover": 1.396,
-    "lead": 0.2937,
-    "typed": 0.8802,
-    "typed_bm25": 0.3625,
-    "typed_proximity": 0.4052,
-    "typed_context": 1.538,
-    "typed_heading": 1.23,
-    "typed_cover": 0.7091,
-    "soft_cover": 1.699,
-    "soft_proximity": 1.754,
-    "typed_soft_proximity": 0.7984
+    "bm25": 0.8823,
+    "proximity": 1.093,
+    "context": 1.474,
+    "heading": 0.7161,
+    "cover": 1.423,
+    "lead": 0.2813,
+    "typed": 0.8782,
+    "typed_bm25": 0.3546,
+    "typed_proximity": 0.3953,
+    "typed_context": 1.55,
+    "typed_heading": 1.242,
+    "typed_cover": 0.708,
+    "soft_cover": 1.718,
+    "soft_proximity": 1.767,
+    "typed_soft_proximity": 0.7766
 }

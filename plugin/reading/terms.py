@@ -24,7 +24,7 @@ _WORD = re.compile(r"[^\W_]+")
 _BIGRAM_SCRIPTS = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
                              r"\uf900-\ufaff\u0e00-\u0eff]+")
 
-FUNCTION_WORDS = frozenset("""
+_FUNCTION_WORDS_AS_WRITTEN = """
 a an the and or but if then than so as of in on at to for from by with without about into onto over under
 between among through during before after above below up down out off again further once here there when
 where why how what which who whom whose this that these those is are was were be been being am do does did
@@ -52,7 +52,8 @@ apa siapa berapa kapan mengapa bagaimana mana sebagai bagi karena
 и в во не на с со к ко о об от до по за из у же ли бы что как кто где когда почему какой какая какие
 каких сколько это этот эта эти тот та те был была были было быть есть его ее её их он она они мы вы
 также или а но для при под над между чем
-""".split())
+segundo acordo según secondo selon laut gemäß menurut согласно
+"""
 
 
 @memo.register
@@ -66,6 +67,24 @@ def fold(word: str) -> str:
         return word
     stripped = "".join(ch for ch in unicodedata.normalize("NFD", word) if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", stripped)
+
+
+# Folded as the question's words are before they are looked up: written with their accents ("são", "cuántos",
+# "était"), several were never found.
+FUNCTION_WORDS = frozenset(map(fold, _FUNCTION_WORDS_AS_WRITTEN.split()))
+
+
+# A small number in words is the same term as in digits ("seis anos" asks about "6 anos"). Words with another
+# common meaning are left out: "one" and "once" (English), "dos" (Portuguese "of the"), "due", "sei", "doce",
+# "elf", "lima".
+_NUMBER_WORDS = {
+    2: "two dois duas deux zwei dua два две", 3: "three tres três trois drei tre tiga три",
+    4: "four quatro cuatro quatre vier quattro empat четыре", 5: "five cinco cinq fünf cinque пять",
+    6: "six seis sechs enam шесть", 7: "seven sete siete sept sieben sette tujuh семь",
+    8: "eight oito ocho huit acht delapan восемь", 9: "nine nove nueve neuf neun sembilan девять",
+    10: "ten dez diez dix zehn dieci sepuluh десять", 11: "eleven onze undici", 12: "twelve zwölf dodici",
+}
+NUMBER_WORD_DIGITS = {fold(word): str(n) for n, words in _NUMBER_WORDS.items() for word in words.split()}
 
 
 def terms(text: str, prefix: int = 5) -> list[str]:
@@ -82,6 +101,8 @@ def word_terms(word: str, prefix: int = 5) -> tuple[str, ...]:
     """The terms of one word as `_WORD` finds it (remembered: a page repeats its words, and the ranker
     cuts every sentence of every page it reads into terms)."""
     word = fold(word)
+    if word in NUMBER_WORD_DIGITS:
+        return (NUMBER_WORD_DIGITS[word],)
     if word.isascii() or not _BIGRAM_SCRIPTS.search(word):
         return (word if prefix <= 0 or len(word) <= prefix or word.isdigit() else word[:prefix],)
     out: list[str] = []
