@@ -358,6 +358,38 @@ async def test_search_read_with_passages_ranks_off_the_event_loop(standins, monk
     assert ran_off_the_loop(seen)
 
 
+async def test_search_rows_say_when_only_part_of_a_page_was_searched(standins):
+    # A search row's passages are sought in the same part of the page a fetch's are (passage_scan_chars, the
+    # unit bound); the response says so for that row, as a fetch does, instead of passages from the first
+    # part passing for the whole page's best.
+    from pages import ROBOTS_OPEN, article_html, routes, reading_settings as settings
+    from plugin.pipeline.searcher import Searcher
+    from standins import bing_page, page
+
+    filler = "".join(f"<p>Filler sentence number {i} says nothing about the topic at all.</p>" for i in range(60))
+    long_page = article_html(extra_body=filler + "<p>The answer word sits here, far down the page.</p>")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/long": page(long_page),
+                                  "/short": page(article_html())}))
+    engine = await standins(page(bing_page([("Long answer word", site.url + "/long", "the answer word"),
+                                            ("Short answer word", site.url + "/short", "the answer word")])))
+    own = settings(engines=["bing"], endpoints={"bing": engine.url}, cache_ttl_s=0, passage_scan_chars=2000)
+    async with Searcher(own) as searcher:
+        answer = await searcher.search("answer word", read=2, passages=2)
+        reader = searcher.page_reader()
+        content = (await reader.fetch(site.url + "/long", max_chars=100000)).content
+        short = (await reader.fetch(site.url + "/short", max_chars=100000)).content
+    assert content.index("The answer word") > 2000 and len(short) < 2000
+    urls = [row.url for row in answer.results]
+    assert set(urls[:2]) == {site.url + "/long", site.url + "/short"}
+    row = urls.index(site.url + "/long")
+    assert not any("answer" in p.text for p in answer.results[row].passages)
+    _, end = evidence.scanned(content, 0, own)
+    said = [w for w in answer.warnings if "passages were sought" in w]
+    assert said == [f"result {row + 1} ({site.url}/long): passages were sought in characters 0-2000 of the page's "
+                    f"{len(content)} (passage_scan_chars); a fetch with the same query and offset=2000 looks further"]
+    assert end == 2000
+
+
 def test_the_shapes_bench_reports_every_shape_at_two_lengths(capsys):
     # scripts/passage_shapes.py: the CPU per 1,000 characters of the odd shapes (how a cost growing faster
     # than the page is caught); run small here, for what it reports, not how fast.

@@ -154,6 +154,15 @@ def passages_of(content: str, query: str, count: int, settings: Settings, *, mar
                     heading_path=list(w.section)) for w in windows]
 
 
+def row_passages(content: str, query: str, count: int, settings: Settings, *,
+                 markdown: bool = True) -> tuple[list[Passage], str | None]:
+    """A search row's passages (sought from the page's start, as `passages_of`) and, when only part of the
+    page was searched (`scanned`), what a fetch would warn: a row's passages must not hide it either."""
+    seg, end = scanned(content, 0, settings, markdown=markdown)
+    return (passages_of(content, query, count, settings, markdown=markdown, seg=seg),
+            scan_warning(content, 0, settings, end))
+
+
 def page_frame_tokens(response: FetchResponse, query: str | None = None) -> int:
     """Tokens of everything a rendered page shows besides its text or passages."""
     return (PAGE_FRAME_TOKENS + estimate_tokens(response.title or "") + estimate_tokens(response.final_url)
