@@ -28,6 +28,13 @@ def test_an_indented_fence_is_a_fence_and_an_unclosed_one_runs_to_the_end():
     assert tidy_sent_text("    ```\n[a](b)") == "```\na"  # four spaces: indented text, not a fence
 
 
+def test_a_one_line_code_span_with_backticks_inside_opens_no_fence():
+    # CommonMark: a backtick fence's info string holds no backtick; such a line is a code span, and the
+    # links after it are still prose (they had been kept, targets and all, as if inside a code block).
+    assert tidy_sent_text("```const s = ``;``` [a](b)\n[c](d)") == "```const s = ``;``` a\nc"
+    assert tidy_sent_text("```py\n[a](b)\n```\n[c](d)") == "```py\n[a](b)\n```\nc"
+
+
 _PROSE = st.lists(st.sampled_from(["[a](b)", "![i](j)", "text ", "[", "]", "(", ")", "\\\n", "   ", "\n",
                                    "\n\n\n"]), max_size=20).map("".join)
 _CODE = st.lists(st.sampled_from(["[a](b)", "![i](j)", "x = 1", "  ", "\n", "~~~", "``"]), max_size=10).map(

@@ -163,6 +163,51 @@ def test_an_unclosed_fence_runs_to_the_end_of_the_text_and_never_raises():
     assert units("```\ncode", markdown=False) == [(SENTENCE, "```\ncode")]  # plain text has no fences
 
 
+def test_a_one_line_code_span_with_backticks_inside_opens_no_fence():
+    # Our Markdown writes a one-line code box holding `` as ```const s = ``;``` (markdown._wrap). CommonMark:
+    # a backtick fence's info string holds no backtick, so this line is text, not a fence running on to the
+    # end of the page (which had swallowed the heading and every sentence after it).
+    from plugin.reading.markdown import _wrap
+
+    line = _wrap("const s = ``;", "`")
+    assert line == "```const s = ``;```"
+    text = f"Intro.\n\n{line}\n\n## Cats\n\nCats purr. Dogs bark."
+    assert units(text) == [(SENTENCE, "Intro."), (SENTENCE, line), (HEADING, "## Cats"), (SENTENCE, "Cats purr."),
+                           (SENTENCE, "Dogs bark.")]
+    assert units("```py\ncode `x`\n```\nAfter.") == [(CODE, "```py\ncode `x`\n```"), (SENTENCE, "After.")]
+    assert units("~~~ `info`\ncode\n~~~")[0] == (CODE, "~~~ `info`\ncode\n~~~")  # tildes may have them
+
+
+def test_a_heading_s_words_come_whole_whatever_runs_of_spaces_or_hashes_it_holds():
+    assert segment("# a" + " " * 200 + "b").sections == [(), ("a" + " " * 200 + "b",)]
+    assert segment("# a " + "#" * 400 + " b").sections == [(), ("a " + "#" * 400 + " b",)]
+    assert segment("## C#\nText").sections == [(), ("C#",)]  # a closing run needs a space before it
+    assert segment("## Title ###   \nText").sections == [(), ("Title",)]
+    assert segment("# ###\n#\tx #\nText").sections == [(), ("x",)]
+
+
+def test_a_heading_with_a_long_run_of_spaces_or_hashes_does_not_hang_a_worker():
+    # The heading pattern held the text, the closing # and the spaces around them, all optional: a run of
+    # spaces inside a heading cost the cube of its length (2,000 spaces: ~15 s; these 5,000: minutes), a
+    # run of # its square. Cut with string operations it takes microseconds; a separate process, so a
+    # return of the old pattern fails here after a minute instead of holding the suite.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from plugin.reading.sentences import segment\n"
+            "assert segment('# a' + ' ' * 5000 + 'b').sections[1] == ('a' + ' ' * 5000 + 'b',)\n"
+            "assert segment('# a ' + '#' * 100000 + ' b').sections[1] == ('a ' + '#' * 100000 + ' b',)\n")
+    subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], check=True, timeout=60)
+
+
+def test_a_full_width_decimal_point_ends_no_sentence():
+    assert [text for _, text in units("チケットの価格は１２．５０ドルです。本社は東京にある。")] == [
+        "チケットの価格は１２．５０ドルです。", "本社は東京にある。"]
+    assert [text for _, text in units("バージョン１．２．３をリリース。次へ．")] == ["バージョン１．２．３をリリース。", "次へ．"]
+    assert [text for _, text in units("東京は大きい．大阪も大きい．")] == ["東京は大きい．", "大阪も大きい．"]
+
+
 def test_markdown_table_rows_are_one_table_and_plain_text_needs_two_rows():
     text = "| a | b |\n|---|---|\n| 1 | 2 |\nAfter."
     assert units(text) == [(TABLE, "| a | b |\n|---|---|\n| 1 | 2 |"), (SENTENCE, "After.")]

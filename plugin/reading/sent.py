@@ -46,6 +46,9 @@ def tidy_sent_text(text: str) -> str:
     for found in _FENCE.finditer(text):
         marker = found.group(1)
         if not inside:
+            line_end = text.find("\n", found.end())
+            if marker[0] == "`" and "`" in text[found.end():None if line_end < 0 else line_end]:
+                continue  # a backtick fence's info string holds no backtick: a one-line code span, not a fence
             parts.append(_tidy_prose(text[position:found.start()]))
             position, inside, fence = found.start(), True, marker
         elif marker[0] == fence[0] and len(marker) >= len(fence):

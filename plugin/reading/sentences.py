@@ -29,7 +29,7 @@ from dataclasses import dataclass
 SENTENCE, ITEM, HEADING, CODE, TABLE = "sentence", "item", "heading", "code", "table"
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(r" {0,3}(#{1,6})\s+")  # its text: the rest of the line, less a closing run of # (`_heading`)
 _ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_ROW_MD = re.compile(r"\s*\|")
 _WORD = re.compile(r"\w")
@@ -95,6 +95,8 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
             continue
         first = line_start + len(line) - len(line.lstrip())  # a unit starts at its first character, not its indent
         fence = _FENCE.match(line) if markdown else None
+        if fence and fence.group(1)[0] == "`" and "`" in line[fence.end():]:
+            fence = None  # a backtick fence's info string holds no backtick: this is a one-line code span
         if fence:  # a fenced code block, through its closing fence (or the end of the text)
             marker = fence.group(1)
             j = i + 1
@@ -126,12 +128,12 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
                 units.append(Unit(first, _rstrip(text, first, lines[j][1]), TABLE, section))
                 i = j + 1
                 continue
-        heading = _HEADING.match(line) if markdown else None
-        if heading and heading.group(2):
-            level = len(heading.group(1))
+        heading = _heading(line) if markdown else None
+        if heading:
+            level, words = heading
             while path and path[-1][0] >= level:
                 path.pop()
-            path.append((level, heading.group(2)))
+            path.append((level, words))
             sections.append(tuple(words for _, words in path))
             section = len(sections) - 1
             units.append(Unit(first, _rstrip(text, first, line_end), HEADING, section))
@@ -150,6 +152,21 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
         i += 1
     units = [u for u in units if u.end > start and u.start < stop]
     return Segmented(text=text, units=units, sections=sections)
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """A Markdown heading line's level and text, or None (not a heading, or one without text). The closing
+    run of # (after a space, as CommonMark has it: "C#" keeps its #) is cut off with string operations: one
+    pattern holding the text, the closing # and the spaces around them, all optional, tried every way to
+    share a long run of spaces or # between them (a heading with 2,000 spaces took ~15 s)."""
+    found = _HEADING.match(line)
+    if not found:
+        return None
+    words = line[found.end():].rstrip()
+    unclosed = words.rstrip("#")
+    if len(unclosed) < len(words) and (not unclosed or unclosed[-1].isspace()):
+        words = unclosed.rstrip()
+    return (len(found.group(1)), words) if words else None
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -191,6 +208,8 @@ def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> li
     piece = text[start:end]
     cuts = set(latin_stops(piece))
     for found in _OWN_END.finditer(piece):
+        if _decimal_point(piece, found.start(), found.end()):
+            continue
         cuts.add(found.end())
     for found in _THAI_SPACE.finditer(piece):
         cuts.add(found.start())
@@ -202,6 +221,12 @@ def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> li
             spans.extend(_bounded(piece, s, e, max_chars))
         previous = cut
     return [(start + s, start + e) for s, e in spans]
+
+
+def _decimal_point(piece: str, start: int, end: int) -> bool:
+    """A full-width full stop between digits is a decimal point (１２．５０), not a sentence's end."""
+    return (end - start == 1 and piece[start] in "．｡" and 0 < start and end < len(piece)
+            and piece[start - 1].isdigit() and piece[end].isdigit())
 
 
 def latin_stops(piece: str) -> list[int]:
