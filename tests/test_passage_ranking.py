@@ -45,6 +45,26 @@ def test_a_word_is_folded_for_width_case_and_latin_greek_cyrillic_accents_only()
     assert fold("東京") == "東京" and fold("ภาษา") == "ภาษา"  # Thai vowel marks stay: they spell the word
 
 
+def test_a_word_keeps_its_combining_marks():
+    # Python's \\w has no marks: the vowel signs and tone marks of Devanagari, Thai, Khmer … cut words
+    # into pieces (दान, दिन and देना were all द, न), and a passage about the wrong word could win.
+    assert terms("दान") != terms("दिन") != terms("देना") and terms("हिन्दी भाषा", prefix=0) == [
+        fold("हिन्दी"), "भाषा"]
+    assert terms("ที่นี่") != terms("ที่นั่น") and "นี" in terms("ที่นี่")
+    assert content_terms("ما هو الطقس اليوم") == terms("ما هو الطقس اليوم")  # Arabic: no function words
+    page = "आज दिन है। आज दान है।"
+    top = best_passages(page, "दान", 1, options=options(12, lead=0))
+    assert page[top[0].start:top[0].end] == "आज दान है।"
+    thai = "ผมอยู่ที่นั่น ผมอยู่ที่นี่"
+    top = best_passages(thai, "ที่นี่", 1, options=options(12, lead=0))
+    assert thai[top[0].start:top[0].end] == "ผมอยู่ที่นี่"
+
+
+def test_khmer_and_myanmar_runs_become_bigrams_as_thai_does():
+    assert terms("ភាសា") == ["ភា", "ាស", "សា"]  # written without spaces between words
+    assert terms("မြန်မာ")[:2] == ["မြ", "ြန"]
+
+
 def test_words_are_cut_to_their_prefix_except_numbers():
     assert terms("Elections electoral election", prefix=5) == ["elect", "elect", "elect"]
     assert terms("Elections", prefix=0) == ["elections"]

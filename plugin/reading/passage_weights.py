@@ -6,32 +6,32 @@
 """
 
 LEXICAL_WEIGHTS = {
-    "bm25": 1.761,
+    "bm25": 1.762,
     "proximity": 2.107,
     "context": 1.552,
-    "heading": 0.6818,
+    "heading": 0.6817,
     "cover": 2.151,
     "lead": 0.3581,
-    "typed": 0.9356,
-    "typed_bm25": 0.6837,
-    "typed_proximity": 0.7751,
+    "typed": 0.9355,
+    "typed_bm25": 0.6838,
+    "typed_proximity": 0.775,
     "typed_context": 1.503,
     "typed_heading": 1.218,
-    "typed_cover": 0.9409
+    "typed_cover": 0.9408
 }
 
 MEANING_WEIGHTS = {
-    "bm25": 0.8823,
+    "bm25": 0.8831,
     "proximity": 1.093,
     "context": 1.474,
     "heading": 0.7161,
     "cover": 1.423,
     "lead": 0.2813,
     "typed": 0.8782,
-    "typed_bm25": 0.3546,
-    "typed_proximity": 0.3953,
+    "typed_bm25": 0.3548,
+    "typed_proximity": 0.3952,
     "typed_context": 1.55,
-    "typed_heading": 1.242,
+    "typed_heading": 1.243,
     "typed_cover": 0.708,
     "soft_cover": 1.718,
     "soft_proximity": 1.767,

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain
 
 from plugin.reading.sentences import HEADING, Segmented, segment
-from plugin.reading.terms import FUNCTION_WORDS, content_terms, fold, terms, word_terms
+from plugin.reading.terms import FUNCTION_WORDS, WORD, content_terms, fold, terms, word_terms
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # A number in English words answers a how-many question as digits do ("sixteen different countries", "four
@@ -52,7 +52,7 @@ sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eigh
 thousands million millions billion billions trillion trillions dozen dozens half quarter third double twice
 triple""".split())
 _WORDISH = re.compile(r"\w+")
-_WORD = re.compile(r"[^\W_]+")
+_WORD = WORD  # a word with its combining marks (plugin.reading.terms)
 
 BASE = ("bm25", "proximity", "context", "heading", "cover")
 LEXICAL = BASE + ("lead", "typed") + tuple(f"typed_{name}" for name in BASE)
