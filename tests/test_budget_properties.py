@@ -11,7 +11,7 @@ from examples import scaled
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
 from engines import ENGINES
-from plugin.models import EngineReport, Passage, ResultRow, SearchResponse
+from plugin.models import EngineReport, Omitted, Passage, ResultRow, SearchResponse
 from plugin.reading.evidence import pack_search
 from plugin.reading.tokens import estimate_tokens
 from plugin.surfaces.render import render_for_model
@@ -74,6 +74,30 @@ def test_a_search_budget_is_never_exceeded(response, budget):
     assert [r.url for r in packed.results] == [r.url for r in response.results][:len(packed.results)]
     if packed.omitted is not None and packed.omitted.rows:
         assert len(packed.results) + packed.omitted.rows == len(response.results)
+    # What is said to be left out is what the shown rows lost: a row left out whole is counted once, as a
+    # row, not also by the passages cut from it before it went.
+    shown = list(zip(response.results, packed.results))
+    lost_passages = sum(len(was.passages or []) - len(now.passages or []) for was, now in shown)
+    lost_chars = sum(sum(len(p.text) for p in (was.passages or [])[len(now.passages or []):])
+                     + len(was.content or "") - len(now.content or "") for was, now in shown)
+    omitted = packed.omitted or Omitted()
+    assert (omitted.passages, omitted.chars) == (lost_passages, lost_chars)
+
+
+def test_a_row_left_out_after_its_passages_were_cut_is_counted_once():
+    # The second row's title alone is over the budget: its passages are cut one by one, then the row goes;
+    # those passages are the row's, not passages left out of a shown row.
+    def row(title: str, count: int) -> ResultRow:
+        return ResultRow(title=title, url="https://a.example/", snippet="", domain="a.example", engines=["bing"],
+                         score=1.0, passages=[Passage(text="word " * 40, start=i * 500, end=i * 500 + 200,
+                                                      score=1.0, heading_path=[]) for i in range(count)])
+
+    response = SearchResponse(query="q", results=[row("short", 0), row("long title " * 400, 5)],
+                              engines=[EngineReport(name="bing", tier="primary", status="ok")], partial=False,
+                              elapsed_ms=1)
+    packed = pack_search(response, 1000)
+    assert len(packed.results) == 1
+    assert (packed.omitted.rows, packed.omitted.passages, packed.omitted.chars) == (1, 0, 0)
 
 
 def test_the_issue_example_fits():

@@ -320,32 +320,39 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
                           f"rows (about {needed} tokens: the query, the notice, the engines); raise it")
         return candidate.model_copy(update={"results": [], "omitted": omitted})
     kept: list[ResultRow] = []
-    passages_left = chars_left = rows_left = 0
+    cut: list[tuple[int, int]] = []  # per kept row: its passages and characters left out
+    rows_left = 0
     for index, row in enumerate(response.results):
         cost = row_tokens(row, index + 1)
+        passages_cut = chars_cut = 0
         while cost > room and row.passages:
-            passages_left += 1
-            chars_left += len(row.passages[-1].text)
+            passages_cut += 1
+            chars_cut += len(row.passages[-1].text)
             row = row.model_copy(update={"passages": row.passages[:-1]})
             cost = row_tokens(row, index + 1)
         if cost > room and row.content:
             bare = row_tokens(row.model_copy(update={"content": None}), index + 1)
             fitting = chars_within(row.content, max(room - bare - 12, 0))
-            chars_left += len(row.content) - fitting
+            chars_cut += len(row.content) - fitting
             row = row.model_copy(update={"content": row.content[:fitting] or None, "content_truncated": True})
             cost = row_tokens(row, index + 1)
-        if cost > room:
+        if cost > room:  # the row goes, and what was cut from it is counted with it, not again
             rows_left = len(response.results) - index
             break
         kept.append(row)
+        cut.append((passages_cut, chars_cut))
         room -= cost
-    packed = _with_omitted(candidate, kept, rows_left, passages_left, chars_left, shortened)
+
+    def packed_now() -> SearchResponse:
+        return _with_omitted(candidate, kept, rows_left, sum(p for p, _ in cut), sum(c for _, c in cut), shortened)
+
+    packed = packed_now()
     # A whole text's estimate is not quite the sum of its parts': the text itself has the last word.
     while kept and estimate_tokens(render_for_model(packed)) > max_tokens:
-        dropped = kept.pop()
+        kept.pop()
+        cut.pop()  # what was cut from that row is counted with the row now
         rows_left += 1
-        passages_left -= len(dropped.passages or [])  # counted with the row now
-        packed = _with_omitted(candidate, kept, rows_left, max(passages_left, 0), chars_left, shortened)
+        packed = packed_now()
     return packed
 
 
