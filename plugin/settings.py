@@ -436,6 +436,8 @@ class Settings(BaseSettings):
         env_prefix="METASEARCH_", extra="forbid", validate_default=True, populate_by_name=True,
         # A rejected value may be a proxy URL with its password, or a key: errors never quote it.
         hide_input_in_errors=True,
+        # inf and nan are no deadline, weight or boost: a NaN weight made every passage score NaN.
+        allow_inf_nan=False,
     )
 
     # --- transport ---

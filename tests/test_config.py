@@ -207,6 +207,9 @@ def test_unknown_keyword_in_code_is_refused(clean_env):
     {"weights": {"bing": -1}}, {"weights": {"bing": 0}}, {"weights": {"bing": 1e9}},
     {"off_region_weight": 1e-6}, {"off_region_weight": 0}, {"budget_per_minute": {"bing": -5}},
     {"log": "loud"},
+    # no bound above, but no infinity or NaN either (a NaN passage weight made every score NaN)
+    {"passage_bm25_k1": float("inf")}, {"passage_weights": {"bm25": float("nan")}},
+    {"cooldown_max_s": float("inf")}, {"upstream_rps": {"bing": float("nan")}},
 ])
 def test_weights_and_other_numbers_are_bounded(values, clean_env):
     problem = settings_problem(**values)

@@ -82,6 +82,8 @@ def test_a_quote_whose_word_boundaries_differ_from_the_page_s_is_not_found(page,
     ("東京は日本の首都です。", "日本 の 首都", (3, 8)),          # and spaces between CJK characters do not count
     ("使用 Python 编程", "使用Python编程", (0, 12)),
     ("ภาษาไทยสวยงาม", "ไทยสวย", (4, 10)),
+    ("ខ្ញុំស្រឡាញ់ភាសាខ្មែរណាស់", "ភាសាខ្មែរ", (12, 21)),            # Khmer and Myanmar are written without spaces too
+    ("မြန်မာနိုင်ငံ", "နိုင်ငံ", (6, 13)),
     ("ok 👍 then", "ok 👍 then", (0, 9)),
 ])
 def test_a_quote_is_found_whatever_its_whitespace_case_width_quote_marks_and_dashes(page, quote, expected):
@@ -125,7 +127,9 @@ def test_an_empty_fold_finds_nothing_and_is_refused_as_a_quote():
     assert check_quote("x" * MAX_QUOTE_CHARS) == "x" * MAX_QUOTE_CHARS
     with pytest.raises(FetchError):
         check_quote("x" * (MAX_QUOTE_CHARS + 1))
-    assert check_quote("...") == "..."  # punctuation is text that counts
+    assert check_quote("...") == "..."  # punctuation is text that counts (the refusal's words say so)
+    with pytest.raises(FetchError, match="something besides whitespace, quote marks, dashes and Markdown marks"):
+        check_quote("“ -- ”")
 
 
 # ----- occurrences -----

@@ -201,6 +201,14 @@ def test_a_heading_with_a_long_run_of_spaces_or_hashes_does_not_hang_a_worker():
     subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], check=True, timeout=60)
 
 
+def test_a_sentence_limit_below_one_character_is_refused_not_looped_on():
+    for call in (lambda: segment("A long sentence here.", max_chars=0),
+                 lambda: split_sentences("A long sentence here.", 0, 21, 0)):
+        with pytest.raises(ValueError, match="max_chars must be at least 1"):
+            call()
+    assert units("Ab cd.", max_chars=1) == [(SENTENCE, c) for c in "Abcd."]
+
+
 def test_a_full_width_decimal_point_ends_no_sentence():
     assert [text for _, text in units("チケットの価格は１２．５０ドルです。本社は東京にある。")] == [
         "チケットの価格は１２．５０ドルです。", "本社は東京にある。"]

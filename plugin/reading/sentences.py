@@ -78,6 +78,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
     from `end` on not at all: a part of a long page costs what its own lines cost to cut into sentences.
     `max_units`: the cutting stops at the line where more than this many units overlap that part (the
     caller keeps the first `max_units` and knows where the next one starts)."""
+    _check_max_chars(max_chars)
     units: list[Unit] = []
     sections: list[tuple[str, ...]] = [()]
     path: list[tuple[int, str]] = []  # (level, heading text)
@@ -205,6 +206,7 @@ def _is_table_row(line: str, markdown: bool) -> bool:
 
 def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> list[tuple[int, int]]:
     """Sentence spans of `text[start:end]` (one line of running text), whitespace trimmed."""
+    _check_max_chars(max_chars)
     piece = text[start:end]
     cuts = set(latin_stops(piece))
     for found in _OWN_END.finditer(piece):
@@ -221,6 +223,11 @@ def split_sentences(text: str, start: int, end: int, max_chars: int = 600) -> li
             spans.extend(_bounded(piece, s, e, max_chars))
         previous = cut
     return [(start + s, start + e) for s, e in spans]
+
+
+def _check_max_chars(max_chars: int) -> None:
+    if max_chars < 1:  # a long sentence is cut into pieces of at most this many: 0 would never end
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
 
 
 def _decimal_point(piece: str, start: int, end: int) -> bool:

@@ -18,7 +18,7 @@ boundary the page has one, and where it has none the page has none (`the rapist`
   (case folding); accents and every other letter, digit and mark count.
 A match must start and end at word boundaries of the page (`cat` is not in `concatenate`), never inside
 a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page);
-in scripts written without spaces (CJK, Thai) any character is a boundary and spaces between their
+in scripts written without spaces (CJK, Thai, Lao, Myanmar, Khmer) any character is a boundary and spaces between their
 characters do not count.
 Pure matching here (`find_quote`); `verify` reads the page through the shared reader, and runs the
 matching off the event loop (a page may hold a million characters).
@@ -40,8 +40,8 @@ from plugin.settings import Settings
 
 # Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
 _TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|")
-_SPACELESS = ((0x0E00, 0x0EFF), (0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x3400, 0x4DBF),
-              (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+_SPACELESS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3040, 0x30FF),
+              (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
 # What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
 # boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word).
 SPACE, DASH, NONE = " ", "-", "."
@@ -243,8 +243,8 @@ def locate(text: str, quote: str, *, markdown: bool) -> tuple[QuoteMatch | None,
 
 def check_quote(quote: object) -> str:
     if not isinstance(quote, str) or not fold_for_matching(quote).chars:
-        raise FetchError(INVALID_PARAMETER, "quote must be text with at least one letter or digit",
-                         parameter="quote")
+        raise FetchError(INVALID_PARAMETER, "quote must be text: something besides whitespace, quote marks, "
+                         "dashes and Markdown marks", parameter="quote")
     if len(quote) > MAX_QUOTE_CHARS:
         raise FetchError(INVALID_PARAMETER, f"quote must be at most {MAX_QUOTE_CHARS} characters, got {len(quote)}",
                          parameter="quote")
