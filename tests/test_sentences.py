@@ -202,10 +202,17 @@ def test_a_heading_with_a_long_run_of_spaces_or_hashes_does_not_hang_a_worker():
 
 
 def test_a_sentence_limit_below_one_character_is_refused_not_looped_on():
-    for call in (lambda: segment("A long sentence here.", max_chars=0),
-                 lambda: split_sentences("A long sentence here.", 0, 21, 0)):
-        with pytest.raises(ValueError, match="max_chars must be at least 1"):
-            call()
+    # (in a separate process: without the check, cutting a sentence into pieces of 0 never ends)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import pytest\nfrom plugin.reading.sentences import segment, split_sentences\n"
+            "for call in (lambda: segment('A long sentence here.', max_chars=0),\n"
+            "             lambda: split_sentences('A long sentence here.', 0, 21, 0)):\n"
+            "    with pytest.raises(ValueError, match='max_chars must be at least 1'):\n"
+            "        call()\n")
+    subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], check=True, timeout=60)
     assert units("Ab cd.", max_chars=1) == [(SENTENCE, c) for c in "Abcd."]
 
 
