@@ -52,7 +52,6 @@ sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eigh
 thousands million millions billion billions trillion trillions dozen dozens half quarter third double twice
 triple""".split())
 _WORDISH = re.compile(r"\w+")
-_WORD = WORD  # a word with its combining marks (plugin.reading.terms)
 
 BASE = ("bm25", "proximity", "context", "heading", "cover")
 LEXICAL = BASE + ("lead", "typed") + tuple(f"typed_{name}" for name in BASE)
@@ -128,7 +127,7 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     unit_lengths: list[int] = []
     unit_words: list[list[str]] = []  # each unit's distinct words, folded (for the meaning features)
     for u in units:
-        words = _WORD.findall(text, u.start, u.end)
+        words = WORD.findall(text, u.start, u.end)
         found = [t for word in words for t in word_terms(word, options.prefix)]  # = terms(the unit)
         unit_lengths.append(len(found))
         bags.append(Counter([t for t in found if t in wanted_terms]))
@@ -208,7 +207,7 @@ def _meaning_features(features: Features, query: str, spans, unit_words: list[li
     import numpy as np
 
     units, idf = features.units, features.idf
-    words = [fold(w) for w in _WORD.findall(query)]
+    words = [fold(w) for w in WORD.findall(query)]
     kept = list(dict.fromkeys(w for w in words if w not in FUNCTION_WORDS)) or list(dict.fromkeys(words))
     word_terms = [[t for t in terms(w, options.prefix) if t in idf] for w in kept]
     pairs = [(w, ts) for w, ts in zip(kept, word_terms) if ts]

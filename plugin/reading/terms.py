@@ -41,7 +41,6 @@ def _combining_marks() -> str:
 # vowel signs, viramas and tone marks of Devanagari, Thai, Arabic, Tamil … spell the word: without them
 # दान, दिन and देना were all द न, and Thai "here" and "there" one term apart.
 WORD = re.compile(rf"(?:[^\W_]++|[{_combining_marks()}]++)++")
-_WORD = WORD
 # Scripts written without spaces between words (CJK, Thai, Lao, Myanmar, Khmer): runs become bigrams.
 _BIGRAM_SCRIPTS = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
                              r"\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
@@ -115,7 +114,7 @@ NUMBER_WORD_DIGITS = {fold(word): str(n) for n, words in _NUMBER_WORDS.items() f
 def terms(text: str, prefix: int = 5) -> list[str]:
     """The terms of `text`, in order (see the module's docstring)."""
     out: list[str] = []
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         out.extend(word_terms(word, prefix))
     return out
 
@@ -123,7 +122,7 @@ def terms(text: str, prefix: int = 5) -> list[str]:
 @memo.register
 @lru_cache(maxsize=65536)
 def word_terms(word: str, prefix: int = 5) -> tuple[str, ...]:
-    """The terms of one word as `_WORD` finds it (remembered: a page repeats its words, and the ranker
+    """The terms of one word as `WORD` finds it (remembered: a page repeats its words, and the ranker
     cuts every sentence of every page it reads into terms)."""
     word = fold(word)
     if word in NUMBER_WORD_DIGITS:
@@ -151,7 +150,7 @@ def word_terms(word: str, prefix: int = 5) -> tuple[str, ...]:
 def content_terms(text: str, prefix: int = 5) -> list[str]:
     """The distinct terms of a question without its function words, in order of first appearance; all its
     terms when nothing else is left."""
-    words = [fold(found.group(0)) for found in _WORD.finditer(text)]
+    words = [fold(found.group(0)) for found in WORD.finditer(text)]
     kept = " ".join(word for word in words if word not in FUNCTION_WORDS)
     found = terms(kept, prefix) or terms(text, prefix)
     return list(dict.fromkeys(found))
