@@ -22,7 +22,6 @@ from functools import lru_cache
 from plugin.infra import memo
 
 
-
 def _combining_marks() -> str:
     """The combining marks of the Basic Multilingual Plane (Unicode's M categories), as the inside of a
     character class: ~10 ms once. (Beyond it: historic scripts; their ranges would make the class ~50× slower
@@ -100,12 +99,12 @@ FUNCTION_WORDS = frozenset(map(fold, _FUNCTION_WORDS_AS_WRITTEN.split()))
 
 # A small number in words is the same term as in digits ("seis anos" asks about "6 anos"). Words with another
 # common meaning are left out: "one" and "once" (English), "dos" (Portuguese "of the"), "due", "sei", "doce",
-# "elf", "lima".
+# "elf", "lima", "otto", "sept" (September), "neuf" (French "new").
 _NUMBER_WORDS = {
     2: "two dois duas deux zwei dua два две", 3: "three tres três trois drei tre tiga три",
     4: "four quatro cuatro quatre vier quattro empat четыре", 5: "five cinco cinq fünf cinque пять",
-    6: "six seis sechs enam шесть", 7: "seven sete siete sept sieben sette tujuh семь",
-    8: "eight oito ocho huit acht delapan восемь", 9: "nine nove nueve neuf neun sembilan девять",
+    6: "six seis sechs enam шесть", 7: "seven sete siete sieben sette tujuh семь",
+    8: "eight oito ocho huit acht delapan восемь", 9: "nine nove nueve neun sembilan девять",
     10: "ten dez diez dix zehn dieci sepuluh десять", 11: "eleven onze undici", 12: "twelve zwölf dodici",
 }
 NUMBER_WORD_DIGITS = {fold(word): str(n) for n, words in _NUMBER_WORDS.items() for word in words.split()}
