@@ -46,7 +46,50 @@ def test_a_fence_is_longer_than_any_backtick_run_in_the_code():
 
 
 def test_a_one_line_code_block_is_inline_code_its_fence_longer_than_its_backticks():
-    assert rendered("<body><code>run `make`</code></body>") == "``run `make```"
+    assert rendered("<body><code>run `make`</code></body>") == "`` run `make` ``"  # CommonMark: spaced, as it ends in a backtick
+
+
+def test_inline_code_that_starts_or_ends_with_a_backtick_is_spaced_inside_its_fence():
+    # CommonMark reads ``run `make``` as no code span at all, and ```x``` as the span x, its backticks lost
+    assert rendered("<body><p>see <code>run `make`</code> end</p></body>") == "see `` run `make` `` end"
+    assert rendered("<body><p>see <code>`x`</code> end</p></body>") == "see `` `x` `` end"
+    assert rendered("<body><p>see <code>a``b</code> end</p></body>") == "see ```a``b``` end"  # inside: no space
+
+
+def test_running_text_that_reads_as_a_fence_or_a_heading_stays_text():
+    # A paragraph "``` opens a fenced block" or a "~~~" scene break had opened a code block in our own
+    # Markdown: every later paragraph became one code unit (one passage of thousands of characters).
+    from plugin.reading.sentences import CODE, HEADING, segment
+
+    xml = ("<body><p>``` opens a fenced block in Markdown.</p><p>~~~</p><p>She walked on.</p>"
+           "<p>   # 1 pick of the week</p><p>#hashtags stay</p><p>Last one.</p></body>")
+    text = rendered(xml)
+    assert text == ("\\``` opens a fenced block in Markdown.\n\n\\~~~\n\nShe walked on.\n\n\\# 1 pick of the week"
+                    "\n\n#hashtags stay\n\nLast one.")
+    assert not any(u.kind in (CODE, HEADING) for u in segment(text).units)
+    assert rendered(xml, markdown=False).startswith("``` opens")  # plain text has nothing to escape
+    assert rendered("<body><code>```<lb/>x<lb/>```</code></body>") == "````\n```\nx\n```\n````"  # code: fenced
+
+
+def test_a_list_nested_in_an_item_is_indented_by_the_item_s_marker():
+    xml = ("<body><list rend='ol'><item>first<list rend='ol'><item>sub a</item><item>sub b</item></list></item>"
+           "<item>second</item></list></body>")
+    assert rendered(xml) == "1. first\n   1. sub a\n   2. sub b\n2. second"  # 3 spaces under "1. "
+    items = "".join(f"<item>n{i}</item>" for i in range(9))
+    xml = f"<body><list rend='ol'>{items}<item>ten<list rend='ul'><item>under ten</item></list></item></list></body>"
+    assert rendered(xml).endswith("10. ten\n    - under ten")  # 4 under "10. "
+    xml = "<body><list rend='ul'><item>a<list rend='ul'><item>b</item></list></item></list></body>"
+    assert rendered(xml) == "- a\n  - b"
+
+
+def test_a_code_block_in_a_list_item_keeps_its_lines_under_the_item():
+    # flattened onto the item's line, "pip install foo" and "foo --init" ran together as one command
+    xml = ("<body><list rend='ol'><item>Install it:<code>pip install foo<lb/>foo --init</code></item>"
+           "<item>Run it.</item></list></body>")
+    assert rendered(xml) == "1. Install it:\n   ```\n   pip install foo\n   foo --init\n   ```\n2. Run it."
+    assert rendered(xml, markdown=False) == "- Install it:\n  pip install foo\n  foo --init\n- Run it."
+    one_line = "<body><list rend='ul'><item>Run <code>make</code> now</item></list></body>"
+    assert rendered(one_line) == "- Run `make` now"
 
 
 # ----- tables -----

@@ -17,6 +17,8 @@ from typing import Iterable
 _SPACES = re.compile(r"[ \t\r\f\v\n\u00a0]+")
 _LB = "\x00"  # a line break inside running text, protected from whitespace collapsing
 _INVISIBLE = re.compile(r"[\s\u200b\u200c\u200d\u2060\ufeff]+")
+# A line of running text that Markdown would read as a fence or a heading.
+_READS_AS_SYNTAX = re.compile(r" {0,3}(`{3,}|~{3,}|#{1,6}(\s|$))")
 _BLOCK_TAGS = frozenset({"p", "head", "list", "table", "quote", "code", "div", "item", "row", "cell", "hr",
                          "section", "article", "body", "doc", "main"})
 
@@ -72,6 +74,14 @@ class _Writer:
         lines = [line.strip() for line in text.split(_LB)]
         return "\n".join(line for line in lines if line) if len(lines) > 1 else lines[0]
 
+    def prose(self, text: str) -> str:
+        """Running text as a block: in Markdown, a line that would open a code fence or be a heading
+        (a paragraph "``` opens a block", a scene break "~~~") gets a backslash before it, so it stays text
+        for every Markdown reader and for our own sentence cutting (it had made the rest of a page code)."""
+        if not self.markdown:
+            return text
+        return "\n".join("\\" + line if _READS_AS_SYNTAX.match(line) else line for line in text.split("\n"))
+
     # ----- blocks -----
     def blocks(self, element) -> list[str]:
         """Markdown (or text) blocks for the children of a container element."""
@@ -81,7 +91,7 @@ class _Writer:
         def flush() -> None:
             text = self.tidy("".join(loose))
             if _visible(text):
-                out.append(text)
+                out.append(self.prose(text))
             loose.clear()
 
         for child in element:
@@ -99,14 +109,14 @@ class _Writer:
         tag = element.tag
         if tag == "p":
             text = self.tidy(self.inline(element))
-            return [text] if _visible(text) else []
+            return [self.prose(text)] if _visible(text) else []
         if tag == "head":
             text = self.tidy(self.inline(element)).replace("\n", " ")
             if not _visible(text):
                 return []
             return [("#" * _heading_level(element) + " " + text) if self.markdown else text]
         if tag == "list":
-            lines = self.list_lines(element, 0)
+            lines = self.list_lines(element, "")
             return ["\n".join(lines)] if lines else []
         if tag == "table":
             return self.table(element)
@@ -134,11 +144,13 @@ class _Writer:
             fence += "`"
         return [f"{fence}\n{text}\n{fence}"]
 
-    def list_lines(self, element, depth: int) -> list[str]:
+    def list_lines(self, element, indent: str) -> list[str]:
+        """The list's lines, each item's marker after `indent`; what is nested in an item (a list, a code
+        block) is indented by the item's marker's width (3 under "1. ", 4 under "10. "), as Markdown
+        needs to keep it inside the item."""
         lines: list[str] = []
         number = 0
         ordered = element.get("rend") == "ol"
-        indent = "  " * depth
         for item in element:
             if not isinstance(item.tag, str):
                 continue
@@ -149,13 +161,18 @@ class _Writer:
                 continue
             number += 1
             marker = f"{number}. " if ordered and self.markdown else "- "
+            inside = indent + " " * len(marker)
             own: list[str] = [item.text or ""]
             nested: list[str] = []
             for child in item:
                 if isinstance(child.tag, str) and child.tag == "list":
-                    nested.extend(self.list_lines(child, depth + 1))
+                    nested.extend(self.list_lines(child, inside))
                     if child.tail and _visible(child.tail):
-                        nested.append("  " * (depth + 1) + self.tidy(child.tail))
+                        nested.append(inside + self.tidy(child.tail))
+                elif isinstance(child.tag, str) and child.tag == "code" and "\n" in (code := self.code(child) or [""])[0]:
+                    # a code block of several lines stays one, under the item (flattened, two commands ran together)
+                    nested.extend(inside + line if line else line for line in code[0].split("\n"))
+                    own.append(child.tail or "")
                 elif isinstance(child.tag, str) and child.tag in _BLOCK_TAGS:
                     own.append(" " + " ".join(self.blocks_flat(child)) + " ")
                     own.append(child.tail or "")
@@ -214,6 +231,8 @@ def _wrap(text: str, marker: str) -> str:
         while fence in stripped:
             fence += "`"
         marker = fence
+        if stripped[0] == "`" or stripped[-1] == "`":  # CommonMark: a space inside the fence, dropped when read
+            stripped = f" {stripped} "
     lead = text[: len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
     return f"{lead}{marker}{stripped}{marker}{trail}"
