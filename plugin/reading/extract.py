@@ -45,8 +45,28 @@ def parse_html(html: str | bytes):
     from trafilatura.utils import load_html
 
     try:
-        return load_html(html)
+        tree = load_html(html)
     except Exception:  # lxml refuses some inputs outright; that is "not HTML" to us
+        return None
+    return tree if tree is not None else _parsed_leniently(html)
+
+
+def _parsed_leniently(html: str | bytes):
+    """trafilatura's loader takes a document without `<head>` whose first 50 characters do not say "html"
+    for something else (a page opening with a long comment, a bare `<body>`, text served as HTML) and gives
+    nothing: such a page could not be read at all (not_extractable). lxml reads it as a browser would."""
+    from lxml import html as lxml_html
+
+    if not (html.strip() if isinstance(html, (str, bytes)) else None):
+        return None
+    try:
+        return lxml_html.document_fromstring(html)
+    except ValueError:  # a str that declares its encoding: lxml wants bytes for that
+        try:
+            return lxml_html.document_fromstring(html.encode("utf-8")) if isinstance(html, str) else None
+        except Exception:
+            return None
+    except Exception:
         return None
 
 
