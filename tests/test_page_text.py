@@ -92,6 +92,27 @@ def test_a_code_block_in_a_list_item_keeps_its_lines_under_the_item():
     assert rendered(one_line) == "- Run `make` now"
 
 
+def test_a_page_nested_deeper_than_libxml2_s_default_is_read_whole_or_says_what_is_missing():
+    # libxml2 parses HTML 256 levels deep unless told otherwise and drops the rest of the page without a
+    # word: 400 paragraphs each in an unclosed <div> (or <font>, as old pages have them) kept 253.
+    words = "The harbour council met on Tuesday to discuss the new sea wall and its funding. "
+
+    def page(body: str) -> str:
+        return f"<html><head><title>t</title></head><body><article>{body}</article></body></html>"
+
+    for tag in ("div", "font"):
+        found = extract_html(page("".join(f"<p><{tag}>{i} {words}" for i in range(400))))
+        assert found.content.count("harbour") == 400 and found.warnings == [], tag
+    nest = extract_html(page(f"<p>BEFORE {words * 3}</p>" + "<div>" * 300 + "x" + "</div>" * 300
+                             + f"<p>AFTER {words * 3}</p>"))
+    assert "BEFORE" in nest.content and "AFTER" in nest.content
+    # deeper than libxml2 reads even when told (2,048 levels): what is missing is said
+    deepest = extract_html(page("".join(f"<div><b>{i} {words}" for i in range(1100))))
+    assert "harbour" in deepest.content
+    assert ("the page nests its markup deeper than 2048 elements, as far as it is read: the text beyond that "
+            "depth is missing") in deepest.warnings
+
+
 def test_a_page_without_head_whose_start_does_not_say_html_is_still_read():
     # trafilatura's loader gives nothing for these (no <head>, no "html" in the first 50 characters), and
     # the page was not_extractable: a page opening with a long comment, a bare <body>, text served as HTML.
