@@ -33,6 +33,22 @@ def test_a_code_block_keeps_every_line_after_a_line_break_element():
     assert "first line\nsecond line\nthird line" in plain
 
 
+def test_a_pre_that_is_no_code_keeps_its_lines():
+    # trafilatura hands such a <pre> (a plain-text table, a poem, a terminal's output) back as a quote with
+    # plain newlines, which running text collapsed onto one line ("> Name Age Alice 30 Bob 25")
+    words = "The harbour council met on Tuesday to discuss the new sea wall. "
+    html = article_html(extra_body=f"<p>{words * 2}</p><pre>Name    Age\nAlice   30\nBob     25</pre><p>{words}</p>")
+    assert "> Name Age\n> Alice 30\n> Bob 25" in extract_html(html).content
+    assert "Name Age\nAlice 30\nBob 25" in extract_html(html, markdown=False).content
+    poem = article_html(extra_body="<pre>Roses are red,\n  violets are <b>blue</b>.</pre>")
+    assert "> Roses are red,\n> violets are **blue**." in extract_html(poem).content
+    code = article_html(extra_body="<pre><code>x = 1\ny = 2</code></pre>")
+    assert "```\nx = 1\ny = 2\n```" in extract_html(code).content  # code stays code, nothing added
+    assert "\u2063" not in extract_html(html).content + extract_html(code).content
+    quote = article_html(extra_body="<blockquote>Line one\nline two</blockquote>")
+    assert "> Line one line two" in extract_html(quote).content  # a quote's source newlines are no lines
+
+
 def test_code_keeps_nested_markup_in_document_order():
     xml = '<body><code>a = <hi rend="#b">b<hi rend="#i">c</hi>d</hi>e<lb/>f</code></body>'
     assert rendered(xml) == "```\na = bcde\nf\n```"

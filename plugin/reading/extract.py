@@ -180,13 +180,16 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
     """The page's main text as Markdown (or plain text), its title and publication date."""
     from trafilatura import bare_extraction
 
-    from plugin.reading.markdown import render
+    from plugin.reading.markdown import PRE_MARK, render
     from plugin.reading.published import date_params, publication_date
     from plugin.reading.split_body import merged_body_tree, plain_text
 
     tree = parse_html(html)
     if tree is None:
         return Extracted(title=None, published=None, content="", method="none")
+    for pre in tree.iter("pre"):  # its lines are kept even where trafilatura makes it a quote (markdown.PRE_MARK)
+        if pre.text and pre.text.strip():
+            pre.text = PRE_MARK + pre.text
 
     def extracted(page):
         try:

@@ -16,6 +16,11 @@ from typing import Iterable
 
 _SPACES = re.compile(r"[ \t\r\f\v\n\u00a0]+")
 _LB = "\x00"  # a line break inside running text, protected from whitespace collapsing
+# Put before the text of each <pre> before extraction (plugin.reading.extract): trafilatura hands a <pre>
+# that does not look like code back as a quote, its line breaks as plain newlines, which running text
+# collapses; a quote starting with this keeps its lines (a poem, a plain-text table, a terminal's output).
+# Invisible, and deleted with the other format characters wherever else it ends up (clean_document).
+PRE_MARK = "\u2063"
 _INVISIBLE = re.compile(r"[\s\u200b\u200c\u200d\u2060\ufeff]+")
 # A line of running text that Markdown would read as a fence or a heading.
 _READS_AS_SYNTAX = re.compile(r" {0,3}(`{3,}|~{3,}|#{1,6}(\s|$))")
@@ -121,6 +126,11 @@ class _Writer:
         if tag == "table":
             return self.table(element)
         if tag == "quote":
+            if (element.text or "").startswith(PRE_MARK):  # a <pre>: its lines kept
+                text = self.tidy(self.inline(element).replace(PRE_MARK, "", 1).replace("\n", _LB))
+                if not _visible(text):
+                    return []
+                return ["\n".join("> " + line for line in text.split("\n")) if self.markdown else text]
             inner = self.blocks(element)
             if not self.markdown:
                 return inner
@@ -132,7 +142,7 @@ class _Writer:
         return self.blocks(element)  # div, item or cell out of place, unknown containers
 
     def code(self, element) -> list[str]:
-        text = _code_text(element).replace(_LB, "\n").strip("\n")
+        text = _code_text(element).replace(_LB, "\n").replace(PRE_MARK, "").strip("\n")
         if not _visible(text):
             return []
         if not self.markdown:
