@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from plugin.infra import memo
+
 # Elements whose text a person never sees.
 _HIDDEN_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object",
                           "embed", "canvas", "select", "datalist", "dialog"})
@@ -75,6 +77,7 @@ def _depth_reaches(tree, depth: int) -> bool:
         return False
 
 
+@memo.register
 @lru_cache(maxsize=4)
 def _steps(depth: int):
     from lxml import etree
