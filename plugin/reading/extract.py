@@ -63,8 +63,6 @@ def parse_html(html: str | bytes):
 # libxml2 parses HTML to this depth unless told otherwise (XML_PARSE_HUGE), and silently drops the rest of
 # the page: 400 paragraphs each in an unclosed <div> kept 253; old pages with unclosed <font> or <b> do it.
 _LIBXML_DEPTH = 256
-
-
 _LIBXML_HUGE_DEPTH = 2048  # and this deep when told (huge_tree)
 
 
