@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,33 @@ def test_a_settings_argument_that_is_no_settings_is_refused():
     with pytest.raises(SearchError) as raised:
         plugin.search_sync(query="x", settings={"engines": ["bing"]})
     assert raised.value.code == "invalid_parameter" and raised.value.details["parameter"] == "settings"
+    # and fetch and verify, which had failed with an AttributeError deep in the reader (127.0.0.2: never read)
+    import asyncio
+
+    from plugin.errors import FetchError
+
+    for call in (lambda: plugin.fetch_sync("http://127.0.0.2/x", settings={"engines": ["bing"]}),
+                 lambda: asyncio.run(plugin.fetch("http://127.0.0.2/x", settings=5)),
+                 lambda: plugin.verify_sync("http://127.0.0.2/x", "a quote", settings={}),
+                 lambda: asyncio.run(plugin.verify("http://127.0.0.2/x", "a quote", settings=5))):
+        with pytest.raises(FetchError) as raised:
+            call()
+        assert raised.value.code == "invalid_parameter" and raised.value.details["parameter"] == "settings"
+
+
+@pytest.mark.parametrize("name, value", [("now", "2024-01-01"), ("now", 5), ("now", date(2024, 1, 1)),
+                                         ("cache", "false"), ("ignore_cooldowns", "yes"), ("explain", 1)])
+async def test_search_refuses_a_clock_or_a_yes_no_of_the_wrong_type(name, value):
+    # now="2024-01-01" failed deep in the plan (str.replace() takes no keyword arguments); cache="false"
+    # is true to Python and used the cache. Refused before any engine is asked.
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+
+    own = Settings(state_backend="memory", engines=["bing"], endpoints={"bing": "http://127.0.0.2:9"})
+    async with Searcher(own) as searcher:
+        with pytest.raises(SearchError) as raised:
+            await searcher.search("hello", **{name: value})
+    assert raised.value.code == "invalid_parameter" and raised.value.details["parameter"] == name
 
 
 def _sync_outcome(call, args, kwargs) -> SearchError:

@@ -194,6 +194,12 @@ class Searcher:
                                                                "passages", "max_tokens", "explain", "render"))
         if problem is not None:
             raise problem
+        if now is not None and not isinstance(now, datetime):  # a date or a string failed deep in the plan
+            raise SearchError(INVALID_PARAMETER, f"now must be a datetime, not {type(now).__name__}", parameter="now")
+        for name, value in (("cache", cache), ("ignore_cooldowns", ignore_cooldowns), ("explain", explain)):
+            if not isinstance(value, bool):  # cache="false" is true to Python: it would have used the cache
+                raise SearchError(INVALID_PARAMETER, f"{name} must be True or False, not {type(value).__name__}",
+                                  parameter=name)
         count = self._pages_to_read(read)  # a bad read= is refused before any work
         mode = self._render_mode(render)
         per_row, budget = self._focus(passages, max_tokens)

@@ -135,6 +135,15 @@ def _ends_cleanly(text: str, end: int) -> bool:
     return mark in _STOPS_WITHOUT_SPACE or (mark in "!?" and before > 0 and text[before - 1] in "。！？．｡")
 
 
+def checked_settings(settings: object) -> Settings | None:
+    """`settings` when it is a Settings or None; anything else (a dict, a model's `settings` argument) is
+    refused as search refuses it, not left to fail as an AttributeError deep in a read."""
+    if settings is not None and not isinstance(settings, Settings):
+        raise FetchError(INVALID_PARAMETER, f"settings must be a plugin.Settings, not {type(settings).__name__}",
+                         parameter="settings")
+    return settings
+
+
 class Reader:
     def __init__(self, settings: Settings | None = None, *, state: State | None = None,
                  resolver: AbstractResolver | None = None, public: Callable[[str], bool] | None = None,
@@ -143,7 +152,7 @@ class Reader:
         Searcher passes its own). `resolver` and `public`: the DNS lookup under the address guard and the
         address classification, for tests (see PageClient). `transport`: the page reads' own instead of
         the guarded network one (a replay's)."""
-        self.settings = settings or Settings()
+        self.settings = checked_settings(settings) or Settings()
         self._owns_state = state is None
         self.state: State = state if state is not None else open_state(self.settings)
         self.client = PageClient(self.settings, resolver=resolver, transport=transport,
@@ -424,7 +433,7 @@ _readers: KeptPerSettings[Reader] = KeptPerSettings(Reader, keep=8)
 def reader_for(settings: Settings | None = None) -> Reader:
     """The long-lived reader for these settings; None reads the environment again, and equal settings,
     however often rebuilt, share one reader (its session, page cache and robots verdicts)."""
-    return _readers.get(settings if settings is not None else Settings())
+    return _readers.get(checked_settings(settings) or Settings())
 
 
 async def fetch(url: str, *, max_chars: int | None = None, offset: int = 0, format: str = "markdown",
