@@ -299,6 +299,15 @@ def test_a_missing_key_file_is_refused_and_keys_from_one_show_as_set(clean_env, 
     assert data["keys_from_key_file"] == ["TAVILY_API_KEY"] and "tavily-secret-4567" not in out
 
 
+def test_the_schemas_least_max_tokens_is_the_one_every_surface_takes():
+    from plugin.reading import evidence
+    from plugin.surfaces import schemas
+
+    assert schemas.MIN_MAX_TOKENS == evidence.MIN_MAX_TOKENS
+    for schema in (schemas.input_schema(), schemas.fetch_input_schema()):
+        assert schema["properties"]["max_tokens"]["anyOf"][0]["minimum"] == evidence.MIN_MAX_TOKENS, schema
+
+
 def test_the_schema_bounds_of_limit_and_read_agree_with_their_clamping():
     """limit and read are clamped, never refused: the schema declares no bound a strict client would
     refuse a value by, and the range each description names is the one the search clamps into (issue 21,

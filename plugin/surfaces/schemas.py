@@ -26,6 +26,11 @@ TOOL_DESCRIPTION = (
 EngineName = Literal[tuple(ENGINES)]  # type: ignore[valid-type]
 
 
+# The least max_tokens every surface takes (plugin.reading.evidence.MIN_MAX_TOKENS; a test holds them
+# equal): the schema said 1, and a client following it was refused below 300.
+MIN_MAX_TOKENS = 300
+
+
 class UserLocation(BaseModel):
     """Where the user is, as Anthropic's and OpenAI's web search tools take it; only the country is used."""
 
@@ -76,8 +81,8 @@ class WebSearchArgs(BaseModel):
     passages: int | None = Field(None, ge=1, le=50, description="With read: attach each read page's K passages that "
                                                                 "best answer the query (with their offsets) instead "
                                                                 "of its text.")
-    max_tokens: int | None = Field(None, ge=1, description="Fit the answer (rows, snippets, passages or text) in "
-                                                           "about this many tokens; `omitted` says what was left out.")
+    max_tokens: int | None = Field(None, ge=MIN_MAX_TOKENS, description="Fit the answer (rows, snippets, passages "
+                                   "or text) in about this many tokens; `omitted` says what was left out.")
     render: Literal["auto", "always", "never"] | None = Field(
         None, description="With read: run the read pages' scripts in a headless browser: auto (default: only a page "
                           "that looks like an app shell that scripts build), always, or never. Each read row says "
@@ -146,9 +151,9 @@ class WebFetchArgs(BaseModel):
                                           "text) instead of a slice.")
     passages: int | None = Field(None, ge=1, le=50, description="How many passages to return with query "
                                                                 "(default: as many as fit in 1,200 characters).")
-    max_tokens: int | None = Field(None, ge=1, description="Fit the answer in about this many tokens (passages "
-                                                           "or slice); `omitted` says what was left out and the "
-                                                           "offset to read on from.")
+    max_tokens: int | None = Field(None, ge=MIN_MAX_TOKENS, description="Fit the answer in about this many tokens "
+                                   "(passages or slice); `omitted` says what was left out and the offset to read on "
+                                   "from.")
     render: Literal["auto", "always", "never"] | None = Field(
         None, description="Run the page's scripts in a headless browser: auto (default: only when the page looks "
                           "like an app shell that scripts build), always, or never. `rendered` says whether it was.")
