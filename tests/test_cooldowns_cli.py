@@ -71,5 +71,8 @@ async def test_clear_everything_and_refuse_an_unknown_engine(standins):
     assert sorted(entry["engine"] for entry in json.loads(out)["cooldowns"]) == ["bing", "brave"]
     code, out, _ = await run_cli("cooldowns", "--clear", "nope", "--json")
     assert code == 2 and json.loads(out)["error"]["code"] == "unknown_engine"
+    # the engine@endpoint spelling names an engine too (it cleared nothing and exited 0)
+    code, out, _ = await run_cli("cooldowns", "--clear", f"nope@{failing.url}", "--json")
+    assert code == 2 and json.loads(out)["error"]["code"] == "unknown_engine"
     code, out, _ = await run_cli("cooldowns", "--clear", "--json")
     assert code == 0 and len(json.loads(out)["cleared"]) == 2 and json.loads(out)["cooldowns"] == []

@@ -385,8 +385,10 @@ def _cmd_cooldowns(args: argparse.Namespace) -> int:
 
         check_engines([clear])  # a name that is no engine: unknown_engine
     elif clear not in (None, "*"):
+        from plugin.pipeline.query import check_engines
         from plugin.settings import upstream_key
 
+        check_engines([clear.split("@", 1)[0]])  # nope@url named no engine, and cleared nothing, silently
         try:
             clear = upstream_key(clear)  # the key in the one spelling the store uses
         except ValueError as exc:
