@@ -130,6 +130,8 @@ def test_an_empty_fold_finds_nothing_and_is_refused_as_a_quote():
     assert check_quote("...") == "..."  # punctuation is text that counts (the refusal's words say so)
     with pytest.raises(FetchError, match="something besides whitespace, quote marks, dashes and Markdown marks"):
         check_quote("“ -- ”")
+    with pytest.raises(FetchError, match="quote must be text, not int"):  # the wrong type is named
+        check_quote(5)
 
 
 # ----- occurrences -----

@@ -242,7 +242,9 @@ def locate(text: str, quote: str, *, markdown: bool) -> tuple[QuoteMatch | None,
 
 
 def check_quote(quote: object) -> str:
-    if not isinstance(quote, str) or not fold_for_matching(quote).chars:
+    if not isinstance(quote, str):
+        raise FetchError(INVALID_PARAMETER, f"quote must be text, not {type(quote).__name__}", parameter="quote")
+    if not fold_for_matching(quote).chars:
         raise FetchError(INVALID_PARAMETER, "quote must be text: something besides whitespace, quote marks, "
                          "dashes and Markdown marks", parameter="quote")
     if len(quote) > MAX_QUOTE_CHARS:
