@@ -920,7 +920,8 @@ class Settings(BaseSettings):
         """Defaults < TOML (`config`, else $XDG_CONFIG_HOME/metasearch/config.toml) < env < overrides."""
         path = Path(config) if config else default_config_path()
         if config and not path.is_file():
-            raise SearchError(INVALID_PARAMETER, f"config file {path} does not exist")
+            raise SearchError(INVALID_PARAMETER, f"config file {path} " + ("is not a file" if path.exists() else
+                                                                           "does not exist"))
         token = _CONFIG_PATH.set(path if path.is_file() else None)
         try:
             return cls(**{k: v for k, v in overrides.items() if v is not None})

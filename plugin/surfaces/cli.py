@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai",
                         help="openai (default: a function tool), anthropic (input_schema) or mcp (with the "
                              "output schema)")
+    schema.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     schema.add_argument("--tool", choices=("web_search", "web_fetch", "web_verify"), default="web_search",
                         help="web_search (default), web_fetch or web_verify")
 
@@ -464,7 +465,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
     settings = load_settings(args)
     data = masked_settings(settings)
     data["state_store"] = describe_state(settings)  # which store, and how full its cache is
-    # JSON either way; --json is accepted like on every other command.
+    # JSON either way; --json is accepted as on the other commands that print data (schema too).
     data["warnings"] = settings.warnings  # a misspelt METASEARCH_* variable, with the closest setting
     for warning in settings.warnings:
         print(f"metasearch: warning: {warning}", file=sys.stderr)
