@@ -132,9 +132,9 @@ def test_version_is_fast_path():
 
 def test_bad_config_files_are_invalid_parameter(clean_env, capsys):
     assert main(["--config", str(clean_env / "missing.toml"), "config"]) == 2
-    assert "missing.toml does not exist" in capsys.readouterr().out
+    assert "missing.toml does not exist" in capsys.readouterr().err
     assert main(["--config", str(clean_env), "config"]) == 2  # a directory: not "does not exist"
-    assert f"config file {clean_env} is not a file" in capsys.readouterr().out
+    assert f"config file {clean_env} is not a file" in capsys.readouterr().err
     assert main(["schema", "--json"]) == 0 and json.loads(capsys.readouterr().out)["type"] == "function"
     broken = clean_env / "broken.toml"
     broken.write_text("timeout_ms = = 3\n", encoding="utf-8")
