@@ -132,6 +132,8 @@ def test_an_empty_fold_finds_nothing_and_is_refused_as_a_quote():
         check_quote("“ -- ”")
     with pytest.raises(FetchError, match="quote must be text, not int"):  # the wrong type is named
         check_quote(5)
+    with pytest.raises(FetchError, match="quote is required"):
+        check_quote(None)
 
 
 # ----- occurrences -----

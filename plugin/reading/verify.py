@@ -242,6 +242,8 @@ def locate(text: str, quote: str, *, markdown: bool) -> tuple[QuoteMatch | None,
 
 
 def check_quote(quote: object) -> str:
+    if quote is None:
+        raise FetchError(INVALID_PARAMETER, "quote is required: the text to look for in the page", parameter="quote")
     if not isinstance(quote, str):
         raise FetchError(INVALID_PARAMETER, f"quote must be text, not {type(quote).__name__}", parameter="quote")
     if not fold_for_matching(quote).chars:
