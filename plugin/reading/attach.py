@@ -111,10 +111,10 @@ async def attach_pages(response: SearchResponse, count: int, *, reader: Reader, 
             row = row.model_copy(update={"rendered": rendered, "may_require_js": may_require_js})
             warnings.extend(f"result {i + 1} ({row.url[:200]}): {w}" for w in shell)
         if passages:
-            from plugin.reading.evidence import row_passages
+            from plugin.reading.evidence import sought_passages
 
             # Ranking is CPU work (a long page takes a while): off the event loop, like extraction.
-            found, partly = await asyncio.to_thread(row_passages, outcome, response.query, passages, settings)
+            found, partly = await asyncio.to_thread(sought_passages, outcome, response.query, passages, settings)
             if partly:  # only part of the page was searched (passage_scan_chars, or a page of short lines)
                 warnings.append(f"result {i + 1} ({row.url[:200]}): {partly}")
             updated.append(row.model_copy(update={"passages": found, "content_truncated": True}))

@@ -154,13 +154,13 @@ def passages_of(content: str, query: str, count: int, settings: Settings, *, mar
                     heading_path=list(w.section)) for w in windows]
 
 
-def row_passages(content: str, query: str, count: int, settings: Settings, *,
-                 markdown: bool = True) -> tuple[list[Passage], str | None]:
-    """A search row's passages (sought from the page's start, as `passages_of`) and, when only part of the
-    page was searched (`scanned`), what a fetch would warn: a row's passages must not hide it either."""
-    seg, end = scanned(content, 0, settings, markdown=markdown)
-    return (passages_of(content, query, count, settings, markdown=markdown, seg=seg),
-            scan_warning(content, 0, settings, end))
+def sought_passages(content: str, query: str, count: int, settings: Settings, *, markdown: bool = True,
+                    offset: int = 0) -> tuple[list[Passage], str | None]:
+    """`passages_of`, and when only part of the page was searched (`scanned`), the warning that says so:
+    a fetch's and a search row's passages alike."""
+    seg, end = scanned(content, offset, settings, markdown=markdown)
+    return (passages_of(content, query, count, settings, markdown=markdown, offset=offset, seg=seg),
+            scan_warning(content, offset, settings, end))
 
 
 def page_frame_tokens(response: FetchResponse, query: str | None = None) -> int:
@@ -194,12 +194,10 @@ def focus_fetch(response: FetchResponse, content: str, focus: Focus, settings: S
     CPU-bound on a long page: the reader runs it in a thread, as it runs extraction."""
     if focus.query is None:
         return _cut_slice(response, content, focus.max_tokens or 0)
-    seg, end = scanned(content, response.offset, settings, markdown=markdown)
-    warning = scan_warning(content, response.offset, settings, end)
+    candidates, warning = sought_passages(content, focus.query, focus.count or settings.passages_max, settings,
+                                          markdown=markdown, offset=response.offset)
     if warning is not None:
         response = response.model_copy(update={"warnings": [*response.warnings, warning]})
-    candidates = passages_of(content, focus.query, focus.count or settings.passages_max, settings, markdown=markdown,
-                             offset=response.offset, seg=seg)
     if max_chars is None and focus.count is None:
         max_chars = settings.fetch_passage_chars
     frame = page_frame_tokens(response, focus.query)
