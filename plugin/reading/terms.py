@@ -20,6 +20,7 @@ import unicodedata
 from functools import lru_cache
 
 from plugin.infra import memo
+from plugin.reading.sentences import SPACELESS_SCRIPTS
 
 
 def _combining_marks() -> str:
@@ -40,9 +41,8 @@ def _combining_marks() -> str:
 # vowel signs, viramas and tone marks of Devanagari, Thai, Arabic, Tamil … spell the word: without them
 # दान, दिन and देना were all द न, and Thai "here" and "there" one term apart.
 WORD = re.compile(rf"(?:[^\W_]++|[{_combining_marks()}]++)++")
-# Scripts written without spaces between words (CJK, Thai, Lao, Myanmar, Khmer): runs become bigrams.
-_BIGRAM_SCRIPTS = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-                             r"\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
+# Runs of the scripts written without spaces between words (CJK, Thai, Lao, Myanmar, Khmer) become bigrams.
+_BIGRAM_SCRIPTS = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in SPACELESS_SCRIPTS) + "]+")
 
 _FUNCTION_WORDS_AS_WRITTEN = """
 a an the and or but if then than so as of in on at to for from by with without about into onto over under

@@ -35,13 +35,11 @@ from dataclasses import dataclass
 from plugin.errors import INVALID_PARAMETER, FetchError, checked_arguments
 from plugin.infra.lifecycle import run_sync
 from plugin.models import VerifyResponse
-from plugin.reading.sentences import HEADING, segment
+from plugin.reading.sentences import HEADING, SPACELESS_SCRIPTS, segment
 from plugin.settings import Settings
 
 # Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
 _TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|")
-_SPACELESS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3040, 0x30FF),
-              (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
 # What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
 # boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word).
 SPACE, DASH, NONE = " ", "-", "."
@@ -99,7 +97,7 @@ def _joins(ch: str) -> bool:
     return unicodedata.category(ch)[0] == "M" or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF
 
 
-_SPACELESS_CHAR = re.compile("[" + "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in _SPACELESS) + "]")
+_SPACELESS_CHAR = re.compile("[" + "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in SPACELESS_SCRIPTS) + "]")
 
 
 def _spaceless(ch: str) -> bool:
