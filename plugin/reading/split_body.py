@@ -33,12 +33,9 @@ def plain_text(element) -> str:
 
 def _container(element):
     """The nearest ancestor of `element` that can hold a body and carries a class."""
-    parent = element.getparent()
-    while parent is not None:
-        if isinstance(parent.tag, str) and parent.tag in _CONTAINERS and (parent.get("class") or "").strip():
-            return parent
-        parent = parent.getparent()
-    return None
+    return next((parent for parent in element.iterancestors()
+                 if isinstance(parent.tag, str) and parent.tag in _CONTAINERS and (parent.get("class") or "").strip()),
+                None)
 
 
 def _openings(body) -> tuple[set[str], int]:
@@ -52,7 +49,6 @@ def _openings(body) -> tuple[set[str], int]:
             if words:
                 openings.add(words[:_PREFIX])
     return openings, len(plain_text(body))
-
 
 
 def merged_body_tree(tree, extracted):
@@ -106,9 +102,4 @@ def merged_body_tree(tree, extracted):
 
 
 def _inside(element, ancestor) -> bool:
-    parent = element.getparent()
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.getparent()
-    return False
+    return any(parent is ancestor for parent in element.iterancestors())
