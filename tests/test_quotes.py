@@ -321,6 +321,22 @@ def test_what_lies_between_two_words_on_the_page_and_in_the_quote(joint_page, jo
     assert (find_quote(page, f"alpha{joint_quote}beta") is not None) is found
 
 
+_GAPS = st.text(alphabet=[verify_module.SPACE, verify_module.DASH, verify_module.NONE], max_size=80)
+
+
+@examples(400)
+@given(quote_gaps=_GAPS, page_gaps=_GAPS, data=st.data())
+def test_gaps_fit_exactly_where_they_fit_gap_by_gap(quote_gaps, page_gaps, data):
+    """The quote's boundaries are tested on whole runs at once (a page of one repeated word against a long
+    quote had taken minutes gap by gap); the answer is the plain rule's, gap by gap."""
+    start = data.draw(st.integers(0, len(page_gaps)))
+    run = page_gaps[start:start + len(quote_gaps)]
+    quote_gaps = quote_gaps[:len(run)]
+    dash = verify_module.DASH
+    plain = all(q == p or dash in (q, p) for q, p in zip(quote_gaps, run))
+    assert verify_module._Boundaries(quote_gaps, page_gaps).fit(start, start + len(quote_gaps)) is plain
+
+
 # ----- verify off the event loop -----
 async def test_verify_matches_in_a_worker_thread_while_the_loop_goes_on(standins, monkeypatch):
     """Folding a long page takes a while: it must not stall the other requests of a serve or MCP process.
