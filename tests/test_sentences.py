@@ -272,6 +272,20 @@ def test_a_list_item_s_marker_belongs_to_its_first_sentence():
     assert units(text) == [(ITEM, "- First."), (SENTENCE, "Second."), (ITEM, "* star"), (ITEM, "+ plus"),
                            (ITEM, "• bullet"), (ITEM, "1. one"), (ITEM, "12) twelve"),
                            (SENTENCE, "1234. not an item"), (SENTENCE, "-not an item")]
+    # a number's stop before a capital is no sentence end: "1." was a unit of its own before "Step one."
+    assert units("1. Step one runs. Step two.\n10) Last") == [(ITEM, "1. Step one runs."), (SENTENCE, "Step two."),
+                                                              (ITEM, "10) Last")]
+
+
+def test_a_fence_in_a_list_item_is_code_however_wide_the_item_s_marker():
+    # Our Markdown indents a code block in a list item by the item's marker (markdown.list_lines): 4 spaces
+    # under "10. ", which read as no fence (its lines became sentences, the closing fence one of its own).
+    text = "9. Nine.\n10. Run:\n    ```\n    make build\n    ```\n\nAfter."
+    assert units(text) == [(ITEM, "9. Nine."), (ITEM, "10. Run:"), (CODE, "```\n    make build\n    ```"),
+                           (SENTENCE, "After.")]
+    nested = "- Outer\n  10. Inner:\n      ~~~\n      code\n      ~~~"
+    assert units(nested)[-1] == (CODE, "~~~\n      code\n      ~~~")
+    assert units("10. Item\n\nText.\n    ```\ncode")[-1][0] != CODE  # the list ended: 4 spaces are no fence
 
 
 def test_a_sentence_wrapped_onto_lines_in_lower_case_is_one_sentence():

@@ -34,7 +34,7 @@ SENTENCE, ITEM, HEADING, CODE, TABLE = "sentence", "item", "heading", "code", "t
 SPACELESS_SCRIPTS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3040, 0x30FF),
                      (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"( *)(`{3,}|~{3,})")  # indented at most 3 spaces past the list item it is under, if any
 _HEADING = re.compile(r" {0,3}(#{1,6})\s+")  # its text: the rest of the line, less a closing run of # (`_heading`)
 _ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_ROW_MD = re.compile(r"\s*\|")
@@ -89,6 +89,7 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
     sections: list[tuple[str, ...]] = [()]
     path: list[tuple[int, str]] = []  # (level, heading text)
     section = 0
+    item_column = 0  # where the text of the list item being read starts on its line (0: not in a list)
     lines = _lines(text)
     stop = len(text) if end is None else end
     i = 0
@@ -101,11 +102,20 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
             i += 1
             continue
         first = line_start + len(line) - len(line.lstrip())  # a unit starts at its first character, not its indent
+        indent = len(line) - len(line.lstrip(" "))
+        item = _ITEM.match(line)
+        if item:
+            item_column = item.end()
+        elif indent < item_column:
+            item_column = 0  # a line left of the item's text: the list is over
         fence = _FENCE.match(line) if markdown else None
-        if fence and fence.group(1)[0] == "`" and "`" in line[fence.end():]:
-            fence = None  # a backtick fence's info string holds no backtick: this is a one-line code span
+        if fence and (len(fence.group(1)) > 3 + item_column or fence.group(2)[0] == "`" and "`" in line[fence.end():]):
+            # more than 3 spaces in: indented code, not a fence (our Markdown indents a fence in a list item by
+            # the item's marker, 4 spaces under "10. "); a backtick fence's info string holds no backtick:
+            # this is a one-line code span
+            fence = None
         if fence:  # a fenced code block, through its closing fence (or the end of the text)
-            marker = fence.group(1)
+            marker = fence.group(2)
             j = i + 1
             while j < len(lines) and not text[lines[j][0]:lines[j][1]].lstrip(" ").startswith(marker[0] * len(marker)):
                 j += 1
@@ -146,16 +156,20 @@ def segment(text: str, *, markdown: bool = True, max_chars: int = 600, start: in
             units.append(Unit(first, _rstrip(text, first, line_end), HEADING, section))
             i += 1
             continue
-        item = _ITEM.match(line)
         kind = ITEM if item else SENTENCE
         while i + 1 < len(lines) and _wraps(line, text[lines[i + 1][0]:lines[i + 1][1]], markdown):
             i += 1  # a sentence wrapped onto the next line (PDF text, a <br> inside a sentence)
             line_end = lines[i][1]
             line = text[lines[i][0]:line_end]
         if line_end > start:  # (the lines before the part asked for are not cut into sentences)
-            for s, e in split_sentences(text, first, line_end, max_chars):
-                units.append(Unit(s, e, kind, section))
-                kind = SENTENCE  # the item's marker belongs to its first sentence
+            # An item's marker belongs to its first sentence: cut after it ("1. Step one" is no sentence "1.")
+            body = line_start + item.end() if item else first
+            spans = split_sentences(text, body, line_end, max_chars) if body > first else []
+            if not spans or spans[0][1] - first > max_chars:  # (the marker would push the first past the limit)
+                spans = split_sentences(text, first, line_end, max_chars)
+            for s, e in spans:
+                units.append(Unit(first if kind == ITEM else s, e, kind, section))
+                kind = SENTENCE
         i += 1
     units = [u for u in units if u.end > start and u.start < stop]
     return Segmented(text=text, units=units, sections=sections)
