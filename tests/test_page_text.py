@@ -150,6 +150,24 @@ def test_a_pipe_in_a_table_cell_is_escaped_in_markdown_only():
 
 
 # ----- the visible-text fallback -----
+def test_a_hover_card_in_a_paragraph_is_left_out_and_the_name_it_hangs_on_kept():
+    # The Hill: a name in running text carries a card (photo, the name again, the person's latest headlines)
+    # that the page's CSS shows only under the pointer; it was read into the sentence ("Rep. Ilhan OmarIlhan
+    # OmarHillicon Valley: Progressives oppose …").
+    card = ('<span class="rollover-people"><a class="rollover-people-link" href="/people/ilhan-omar">Ilhan Omar</a>'
+            '<span class="rollover-people-block"><span class="rollover-block"><span><img src="/omar.jpg" alt="">'
+            '<a class="name" href="/people/ilhan-omar">Ilhan Omar</a><a class="people-articles" href="/a">Hillicon '
+            'Valley: Progressives oppose funding bill</a> <a class="people-articles" href="/b">Omar asks court for '
+            'compassion</a></span></span></span></span>')
+    tip = '<span class="tooltip"><a href="/glossary#levy">levy</a></span>'  # a lone link: what the text says
+    story = " ".join(f"Sentence {k} of the story goes on about the threat and the court." for k in range(12))
+    html = (f"<html><head><title>Threat</title></head><body><article><h1>Threat</h1><p>A man threatened to kill "
+            f"Rep. {card} (D-Minn.), the office said, over a {tip} on boats.</p><p>{story}</p></article></body></html>")
+    text = extract_html(html, url="https://example.org/story").content
+    assert "threatened to kill Rep. Ilhan Omar (D-Minn.), the office said, over a levy on boats." in text
+    assert "Hillicon" not in text and "compassion" not in text
+
+
 def test_visible_text_leaves_out_what_a_person_does_not_see():
     html = ("<html><body><p>Shown to readers.</p><div aria-hidden='true'>Icon label for screen readers</div>"
             "<div aria-hidden='false'>Also shown.</div><p hidden>Hidden by attribute.</p>"

@@ -146,6 +146,31 @@ def visible_text(tree) -> str:
     return "\n".join(line for line in lines if line)
 
 
+# A card shown when the pointer rests on a name in running text (a photo, the name again, the person's latest
+# headlines: The Hill's `span.rollover-people-block`): hidden by the page's CSS, so its class says what it is.
+_HOVER_CLASS = re.compile(r"(?:^|[\s_-])(?:rollover|tooltip|popover|hover-?card)(?:$|[\s_-])", re.I)
+
+
+def _drop_hover_cards(tree) -> None:
+    """Removes hover cards from paragraphs: an element inside a `<p>` whose class names a hover widget and
+    that holds an image or more than one link (the name it hangs on, a lone link, stays), its tail kept."""
+    for element in reversed(tree.xpath("//p//*[@class]")):  # innermost first: a card inside the wrapper of its name
+        if not _HOVER_CLASS.search(element.get("class") or ""):
+            continue
+        if element.find(".//img") is None and len(element.findall(".//a")) < 2:
+            continue
+        parent = element.getparent()
+        if parent is None:
+            continue  # (inside a card removed already)
+        if element.tail:
+            previous = element.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + element.tail
+            else:
+                parent.text = (parent.text or "") + element.tail
+        parent.remove(element)
+
+
 def _hidden(element) -> bool:
     attrib = element.attrib
     if not attrib:
@@ -191,6 +216,7 @@ def extract_html(html: str, *, url: str | None = None, markdown: bool = True,
     for pre in tree.iter("pre"):  # its lines are kept even where trafilatura makes it a quote (markdown.PRE_MARK)
         if pre.text and pre.text.strip():
             pre.text = PRE_MARK + pre.text
+    _drop_hover_cards(tree)
 
     def extracted(page):
         try:
