@@ -6,34 +6,34 @@
 """
 
 LEXICAL_WEIGHTS = {
-    "bm25": 1.762,
-    "proximity": 2.107,
-    "context": 1.552,
-    "heading": 0.6817,
-    "cover": 2.151,
+    "bm25": 1.733,
+    "proximity": 2.088,
+    "context": 1.547,
+    "heading": 0.6987,
+    "cover": 2.144,
     "lead": 0.3581,
-    "typed": 0.9355,
-    "typed_bm25": 0.6838,
-    "typed_proximity": 0.775,
-    "typed_context": 1.503,
-    "typed_heading": 1.218,
-    "typed_cover": 0.9408
+    "typed": 0.9349,
+    "typed_bm25": 0.6847,
+    "typed_proximity": 0.7849,
+    "typed_context": 1.498,
+    "typed_heading": 1.219,
+    "typed_cover": 0.9471
 }
 
 MEANING_WEIGHTS = {
-    "bm25": 0.8831,
-    "proximity": 1.093,
-    "context": 1.474,
-    "heading": 0.7161,
-    "cover": 1.423,
-    "lead": 0.2813,
-    "typed": 0.8782,
-    "typed_bm25": 0.3548,
-    "typed_proximity": 0.3952,
-    "typed_context": 1.55,
-    "typed_heading": 1.243,
-    "typed_cover": 0.708,
-    "soft_cover": 1.718,
-    "soft_proximity": 1.767,
-    "typed_soft_proximity": 0.7766
+    "bm25": 0.8714,
+    "proximity": 1.089,
+    "context": 1.47,
+    "heading": 0.7303,
+    "cover": 1.419,
+    "lead": 0.2811,
+    "typed": 0.8776,
+    "typed_bm25": 0.3532,
+    "typed_proximity": 0.4021,
+    "typed_context": 1.545,
+    "typed_heading": 1.244,
+    "typed_cover": 0.7121,
+    "soft_cover": 1.706,
+    "soft_proximity": 1.753,
+    "typed_soft_proximity": 0.7809
 }
