@@ -6,6 +6,7 @@ import itertools
 from datetime import date, datetime
 
 import pytest
+from hypothesis import assume, given, strategies as st
 
 from engines import ENGINES
 from engines.base import Row
@@ -494,6 +495,29 @@ def test_latin_gate_reads_words_split_by_spaces_or_by_cjk_runs():
     assert build_gate("webui").keeps("Open Web UI", "", "https://x.com/")
     # ... and a CJK run between Latin words separates them like a space.
     assert build_gate("tests").keeps("test测试", "", "https://x.com/")
+
+
+def test_a_thai_word_is_found_glued_to_its_neighbours():
+    """Thai, Lao, Myanmar and Khmer write no spaces between words: "ข้าวผัด" (fried rice) sits inside
+    "สูตรข้าวผัดกุ้ง" (shrimp fried rice recipe). The gate looked for it as a whole token, or inside a
+    longer one only from five letters, so a Thai engine's on-topic list was dropped whole as irrelevant."""
+    gate = build_gate("ข้าวผัด")
+    assert gate.keeps("สูตรข้าวผัดกุ้ง ทำง่าย", "", "https://x.co.th/")
+    assert not gate.keeps("ข้าวมันไก่ สูตรง่าย", "", "https://x.co.th/")  # chicken rice: another dish
+
+
+_SPACELESS_BLOCKS = {"thai": (0x0E01, 0x0E5B), "lao": (0x0E81, 0x0EDF), "myanmar": (0x1000, 0x109F),
+                     "khmer": (0x1780, 0x17F9)}
+
+
+@given(st.data())
+def test_a_query_in_a_script_without_spaces_is_kept_inside_any_run_of_that_script(data):
+    low, high = _SPACELESS_BLOCKS[data.draw(st.sampled_from(sorted(_SPACELESS_BLOCKS)))]
+    letters = st.characters(min_codepoint=low, max_codepoint=high, categories=("Lo", "Mn", "Mc", "Nd"))
+    query, before, after = (data.draw(st.text(letters, min_size=size, max_size=12)) for size in (1, 0, 0))
+    gate = build_gate(query)
+    assume(gate.kind == "latin")
+    assert gate.keeps(before + query + after, "", "https://x.example/")
 
 
 def test_fold_turns_the_vietnamese_d_with_stroke_into_d_in_either_case():

@@ -37,6 +37,10 @@ _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
 _WORD = re.compile(r"\w+")
 _NON_WORD = re.compile(r"\W+")
+# Scripts written without spaces that the CJK gate does not read (Thai, Lao, Myanmar, Khmer; the CJK ones
+# are in engines.script): a query's word in them is glued to its neighbours on the page ("ข้าวผัด" in
+# "สูตรข้าวผัดกุ้ง"), so it matches anywhere in the row's text, whatever its length.
+_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
 
 # Question words and particles: a bigram made of them says nothing about the topic.
 CJK_FUNCTION_WORDS = (
@@ -111,7 +115,8 @@ class Gate:
             tokens = set(_WORD.findall(folded))
             squashed = _NON_WORD.sub("", folded)  # "La Liga" -> "laliga", "Java Script" -> "javascript"; a
             # word of 5+ letters anywhere in it also covers one inside a longer token (tutorial in "jstutorials")
-            return sum(1 for w in self.words if _word_matches(w, tokens) or (len(w) >= 5 and w in squashed))
+            return sum(1 for w in self.words if _word_matches(w, tokens)
+                       or ((len(w) >= 5 or _SPACELESS.search(w) is not None) and w in squashed))
         return 0
 
     def units(self) -> int:
