@@ -68,6 +68,18 @@ def test_a_since_year_is_measured_from_the_searchs_own_now():
     assert parse_operators("AI policy since 2026", now=datetime(2027, 6, 1)).time_range is None
 
 
+@pytest.mark.parametrize("query", ["climate predictions after 2050", "2030年以后 的 能源 规划"])
+def test_a_year_still_to_come_is_no_since_filter(query):
+    """"after 2050" is what the query is about: read as a publication window it asked the engines for the
+    past day (native_range_for of a future date) and dropped every dated row."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.since, ops.time_range, ops.recognised) == (None, None, [])
+    assert ops.text == query and ops.window_start(NOW) is None
+    # A year that has come is still a filter, in the same query as a future one.
+    both = parse_operators("energy since 2020 and after 2050", now=NOW)
+    assert both.since == date(2020, 1, 1) and "after 2050" in both.text
+
+
 def test_without_a_since_year_there_is_no_since_date():
     ops = parse_operators("rust release past week", now=NOW)
     assert ops.since is None and ops.window_start(NOW) == date(2026, 11, 22)

@@ -107,11 +107,13 @@ def parse_operators(query: str, *, site: str | None = None, allowed_domains: tup
                 text = pattern.sub(" ", text)
     since = None
     for pattern in _SINCE:
-        m = pattern.search(text)
-        if m:
-            since = date(int(m.group(1)), 1, 1)
+        # A year still to come is what the query is about ("climate after 2050", "2030年以后的能源"), not a
+        # publication window: no page can be from then, and it would ask the engines for the past day.
+        found = [m for m in pattern.finditer(text) if int(m.group(1)) <= now.year]
+        if found:
+            since = date(int(found[0].group(1)), 1, 1)
             # Keep the year in the text: engines match it, and it is not an instruction word.
-            text = pattern.sub(lambda mm: f" {mm.group(1)} ", text)
+            text = pattern.sub(lambda mm: f" {mm.group(1)} " if int(mm.group(1)) <= now.year else mm.group(0), text)
             break
     time_range = time_range or found_range
     range_asked = bool(time_range)
