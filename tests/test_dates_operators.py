@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 import pytest
+from hypothesis import given, strategies as st
 
 from engines.dates import leading_date, parse_date
 from plugin.pipeline.operators import native_range_for, parse_operators
@@ -36,6 +37,30 @@ def test_leading_date_only_reads_the_front_of_a_snippet():
     assert leading_date("Nov 3, 2025 · Python 3.14 released", NOW) == date(2025, 11, 3)
     assert leading_date("3 天前 - 东数西算工程", NOW) == date(2026, 11, 26)
     assert leading_date("Python was released in 1991 and on 2025-01-01 it …", NOW) is None
+
+
+@pytest.mark.parametrize("stamp", ["5000 years ago · the first cities", "10000 years ago · x", "3000年前 - 商朝",
+                                   "99999999999 days ago · x"])
+def test_a_relative_date_before_year_one_is_no_date_not_a_crash(stamp):
+    """"5000 years ago" was `now - timedelta(days=365 * 5000)`: OverflowError, so the engine's parser crashed
+    on that one snippet and its whole page was lost (parser failure at engines/dates.py)."""
+    assert leading_date(stamp, NOW) is None and parse_date(stamp, NOW) is None
+
+
+def test_a_number_with_thousands_separators_is_read_whole_or_not_at_all():
+    # "12,000 years ago" was read as "000 years ago": today's date, a freshness boost for the ice age.
+    assert leading_date("12,000 years ago · the last ice age", NOW) is None
+    assert parse_date("2,500 years ago", NOW) is None and parse_date("1.5 years ago", NOW) is None
+    assert parse_date("Updated 3 days ago", NOW) == date(2026, 11, 26)
+
+
+@given(st.integers(min_value=0, max_value=10**12),
+       st.sampled_from(["second", "minute", "hour", "day", "week", "month", "year", "秒", "分钟", "小时", "天",
+                        "周", "个月", "年"]))
+def test_any_relative_date_is_no_later_than_now_or_none(amount, unit):
+    text = f"{amount}{unit}前" if not unit.isascii() else f"{amount} {unit}s ago"
+    found = parse_date(text, NOW)
+    assert found is None or found <= NOW.date()
 
 
 @pytest.mark.parametrize(("query", "text", "site", "time_range", "recognised"), [
