@@ -469,6 +469,24 @@ def test_cjk_gate_units():
     assert single.required == 1 and single.keeps("日本", "", "https://x.jp/")
 
 
+@pytest.mark.parametrize(("query", "title"), [
+    ("iPhone15价格", "iPhone 15 价格"), ("gpt4教程", "GPT-4 使用教程"), ("python3 安装", "Python 3 安装"),
+    ("gpt-4 教程", "GPT4 教程"),
+])
+def test_cjk_gate_finds_a_latin_name_written_with_or_without_its_gaps(query, title):
+    """Chinese queries glue a model name to its number ("iPhone15价格"); pages write it apart ("iPhone 15").
+    The gate looked for "iphone15" as written, so the row held one unit of two and was dropped."""
+    assert build_gate(query).keeps(title, "", "https://x.cn/")
+
+
+@given(st.from_regex(r"[A-Za-z]{2,8}[0-9]{1,3}", fullmatch=True), st.sampled_from([" ", "-", "_", "."]),
+       st.sampled_from(["价格", "教程", "安装", "配置"]))
+def test_cjk_gate_keeps_a_row_spelling_the_querys_latin_name_apart(name, gap, word):
+    letters = name.rstrip("0123456789")
+    gate = build_gate(name + word)
+    assert gate.keeps(letters + gap + name[len(letters):] + " " + word, "", "https://x.cn/")
+
+
 def test_latin_gate_folds_case_and_diacritics_and_ignores_stop_words():
     gate = build_gate("The Tình hình thời tiết")
     assert gate.words == ("tinh", "hinh", "thoi", "tiet") and gate.required == 2

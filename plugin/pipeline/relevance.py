@@ -37,6 +37,7 @@ _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
 _WORD = re.compile(r"\w+")
 _NON_WORD = re.compile(r"\W+")
+_ASCII_GAPS = re.compile(r"[\s._-]+")  # what may separate the parts of a Latin name: iPhone 15, GPT-4, node.js
 # Scripts written without spaces that the CJK gate does not read (Thai, Lao, Myanmar, Khmer; the CJK ones
 # are in engines.script): a query's word in them is glued to its neighbours on the page ("ข้าวผัด" in
 # "สูตรข้าวผัดกุ้ง"), so it matches anywhere in the row's text, whatever its length.
@@ -109,7 +110,10 @@ class Gate:
         text = _row_text(title, snippet, url)
         if self.kind == "cjk":
             lowered = text.lower()
-            return sum(1 for b in self.bigrams if b in text) + 2 * sum(1 for w in self.ascii_words if w in lowered)
+            # "iPhone15价格" asks for pages that write "iPhone 15" or "GPT-4" apart: compared without the gaps too.
+            squeezed = _ASCII_GAPS.sub("", lowered)
+            return sum(1 for b in self.bigrams if b in text) + 2 * sum(
+                1 for w in self.ascii_words if w in lowered or _ASCII_GAPS.sub("", w) in squeezed)
         if self.kind == "latin":
             folded = _CJK_RUN.sub(" ", fold(text))
             tokens = set(_WORD.findall(folded))
