@@ -37,8 +37,11 @@ _QUERY_DELIMITERS = frozenset("&=;+%#? ")
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # Printable ASCII a query may carry as is (RFC 3986): everything else is escaped when folding.
 _QUERY_AS_IS = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in '"<>\\^`{|}')
-# ASCII that no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text.
-_INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f]+')
+# What no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text; and the
+# Unicode spaces and C1 controls (NBSP, NEL...), invisible to a reader and stripped from the ends of a URL
+# read again (a row's "…/page\xa0#top" became "…/page\xa0", then "…/page": another identity, so page 2
+# showed the row again).
+_INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+')
 
 
 def is_tracking_param(name: str) -> bool:
