@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import unicodedata
 from datetime import date, datetime
 
 import pytest
@@ -485,6 +486,22 @@ def test_cjk_gate_keeps_a_row_spelling_the_querys_latin_name_apart(name, gap, wo
     letters = name.rstrip("0123456789")
     gate = build_gate(name + word)
     assert gate.keeps(letters + gap + name[len(letters):] + " " + word, "", "https://x.cn/")
+
+
+def test_a_query_in_half_width_katakana_gets_the_cjk_gate():
+    """"ｿｳﾙ" (Seoul, half-width) has no character of the CJK ranges, so it got the word gate, whose folding
+    turned it into "ソウル" and whose rows' text has CJK taken out: no row could match, every list was
+    dropped as irrelevant and the search came back empty."""
+    gate = build_gate("ｿｳﾙ")
+    assert gate.kind == "cjk" and gate.keeps("ソウル特別市", "", "https://x.kr/")
+    assert not gate.keeps("東京タワー", "", "https://x.jp/")
+
+
+@given(st.text(min_size=1, max_size=12))
+def test_a_row_whose_title_is_the_query_is_kept(query):
+    # As typed, or in the normal form pages write it in (NFKC: ｿｳﾙ is ソウル, ㍻ is 平成).
+    gate = build_gate(query)
+    assert any(gate.keeps(title, "", "https://x.example/") for title in (query, unicodedata.normalize("NFKC", query)))
 
 
 def test_latin_gate_folds_case_and_diacritics_and_ignores_stop_words():

@@ -208,6 +208,10 @@ def within_edits(a: str, b: str, limit: int) -> bool:
 
 
 def build_gate(query: str, min_units: int = 2) -> Gate:
+    if not has_cjk(query) and has_cjk(normal := unicodedata.normalize("NFKC", query)):
+        # Half-width katakana (ｿｳﾙ) and compatibility ideographs are CJK once normalised, as pages write them;
+        # read as words, they were folded into CJK the Latin gate never sees, and every row was dropped.
+        query = normal
     if has_cjk(query):
         bigrams: set[str] = set()
         for run in _CJK_RUN.findall(query):
