@@ -105,6 +105,18 @@ def test_a_year_still_to_come_is_no_since_filter(query):
     assert both.since == date(2020, 1, 1) and "after 2050" in both.text
 
 
+@pytest.mark.parametrize("query", ["今日头条", "今日头条 官网", "今日美国 报道", "今日から俺は"])
+def test_a_name_beginning_with_jinri_is_no_time_operator(query):
+    """今日 begins names (Toutiao, USA Today, a TV drama): "今日头条" was searched as "头条" (headlines) from
+    the past day. 今天 (today) is still the day operator, and 今日 still makes the query timely."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.time_range, ops.recognised) == (query, None, [])
+    assert parse_operators("今天 天气", now=NOW).time_range == "day"
+    from plugin.pipeline.intent import is_timely
+
+    assert is_timely(query, ops)
+
+
 def test_without_a_since_year_there_is_no_since_date():
     ops = parse_operators("rust release past week", now=NOW)
     assert ops.since is None and ops.window_start(NOW) == date(2026, 11, 22)

@@ -36,7 +36,9 @@ _EN_RANGES = [
     (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b|\bthis\s+year\b", re.I), "year"),
 ]
 _ZH_RANGES = [
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)?\s*(?:天|日)|(?:最近|近|过去)\s*24\s*小时|24\s*小时内|今天|今日"), "day"),
+    # 今天 (today), not 今日: 今日 begins names (今日头条 Toutiao, 今日美国 USA Today, 今日说法, 今日から俺は!!), and
+    # "今日头条" became "头条" from the past day. 今日 still makes a query timely (intent.py).
+    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)?\s*(?:天|日)|(?:最近|近|过去)\s*24\s*小时|24\s*小时内|今天"), "day"),
     (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*(?:周|星期)|(?:最近|近|过去)\s*(?:7|七)\s*天|一周内|本周"), "week"),
     (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*个?月|(?:最近|近|过去)\s*30\s*天|一个月内|本月"), "month"),
     (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*年|一年内|今年"), "year"),
