@@ -117,6 +117,15 @@ def test_a_name_beginning_with_jinri_is_no_time_operator(query):
     assert is_timely(query, ops)
 
 
+@pytest.mark.parametrize("query", ["last week tonight john oliver", "the last day of pompeii", "last day on earth",
+                                   "last year's super bowl winner", "this week's top songs"])
+def test_a_range_that_names_a_thing_is_no_time_operator(query):
+    """"Last Week Tonight" was searched as "tonight john oliver" from the past week, "the last day of
+    pompeii" as "the of pompeii" from the past day."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.time_range, ops.recognised) == (query, None, [])
+
+
 def test_without_a_since_year_there_is_no_since_date():
     ops = parse_operators("rust release past week", now=NOW)
     assert ops.since is None and ops.window_start(NOW) == date(2026, 11, 22)

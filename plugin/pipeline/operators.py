@@ -29,11 +29,17 @@ _SITE_OPERAND = re.compile(rf"site:({_OPERAND})", re.I)
 _OR_BEFORE = re.compile(rf"(?:^|\s){_OR}\s*$")
 _OR_AFTER = re.compile(rf"^\s*{_OR}(?:\s|$)")
 
+# A range followed by "of", "on", "tonight" or "'s" names a thing, not a time: "the last day of Pompeii",
+# "Last Week Tonight", "last year's winner" were searched as "of Pompeii", "Tonight", "'s winner".
+_NAMED = r"(?!\s*['’]s\b|\s+(?:of|on|tonight)\b)"
 _EN_RANGES = [
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:24\s*hours|day)\b", re.I), "day"),
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:7\s*days|week)\b|\bthis\s+week\b", re.I), "week"),
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:30\s*days|month)\b|\bthis\s+month\b", re.I), "month"),
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b|\bthis\s+year\b", re.I), "year"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:24\s*hours|day)\b{_NAMED}", re.I), "day"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:7\s*days|week)\b{_NAMED}|\bthis\s+week\b{_NAMED}", re.I),
+     "week"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:30\s*days|month)\b{_NAMED}|\bthis\s+month\b{_NAMED}", re.I),
+     "month"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b{_NAMED}|\bthis\s+year\b{_NAMED}", re.I),
+     "year"),
 ]
 _ZH_RANGES = [
     # 今天 (today), not 今日: 今日 begins names (今日头条 Toutiao, 今日美国 USA Today, 今日说法, 今日から俺は!!), and
