@@ -166,15 +166,25 @@ def _word_matches(word: str, tokens: set[str]) -> bool:
     if len(word) < 3:
         return False
     typos = typo_allowance(word)
+    clitics = _PROCLITICS.get(unicodedata.bidirectional(word[0]))
     for token in tokens:
         # Inflections and compounds: tutorial/tutorials, launch/launched, postgres/postgresql.
         if token.startswith(word) or (len(token) >= 4 and word.startswith(token) and len(word) - len(token) <= 2):
+            return True
+        # Arabic and Hebrew write the article, "and", "in", "to"... onto the word: الطقس, وطقس, השלום, בירושלים.
+        if clitics and token.endswith(word) and len(token) - len(word) <= 3 and \
+                set(token[: len(token) - len(word)]) <= clitics:
             return True
         # A typing slip with no engine correcting it: a letter dropped, doubled, swapped or wrong.
         if typos and abs(len(token) - len(word)) <= typos and token.isalpha() and \
                 within_edits(word, token, typos):
             return True
     return False
+
+
+# The letters of the prefixes Arabic (al-, wa-, fa-, bi-, ka-, li- and their runs: وال، بال، لل) and Hebrew
+# (ha-, ve-, be-, ke-, le-, mi-, she-) attach to a word, by the word's script (its bidirectional class).
+_PROCLITICS = {"AL": frozenset("والفبكل"), "R": frozenset("הובכלמש")}
 
 
 def typo_allowance(word: str) -> int:
