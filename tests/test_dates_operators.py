@@ -126,6 +126,20 @@ def test_a_range_that_names_a_thing_is_no_time_operator(query):
     assert (ops.text, ops.time_range, ops.recognised) == (query, None, [])
 
 
+@pytest.mark.parametrize(("query", "allowed", "blocked"), [
+    ("asyncio site:https://docs.python.org", ("docs.python.org",), ()),
+    ("asyncio site:docs.python.org/", ("docs.python.org",), ()),
+    ("asyncio -site:https://www.pinterest.com/", (), ("www.pinterest.com",)),
+    ("(site:https://a.com OR site:b.org) asyncio", ("a.com", "b.org"), ()),
+])
+def test_a_site_operand_is_spelled_as_the_site_argument_may_be(query, allowed, blocked):
+    """The `site` argument forgives a scheme and a trailing /; the operator left "site:https://docs.python.org"
+    in the text, unrecognised, and filtered nothing."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.allowed_domains, ops.blocked_domains) == ("asyncio", allowed, blocked)
+    assert parse_operators("x site:python.org/3/library", now=NOW).allowed_domains == ()  # a path is no domain
+
+
 def test_without_a_since_year_there_is_no_since_date():
     ops = parse_operators("rust release past week", now=NOW)
     assert ops.since is None and ops.window_start(NOW) == date(2026, 11, 22)

@@ -141,6 +141,14 @@ def parse_operators(query: str, *, site: str | None = None, allowed_domains: tup
                      recognised=recognised)
 
 
+def _operand_domain(operand: str) -> str | None:
+    """The domain a `site:` operand names, spelled as the `site` argument may be (domains.check_domain): a
+    scheme, a leading `*.` and a trailing `/` forgiven (`site:https://docs.python.org/`, as agents write
+    it, was left in the text unrecognised and filtered nothing); a path is no domain."""
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", operand, flags=re.I).rstrip("/")
+    return ascii_domain(re.sub(r"^\*?\.", "", text)) if "/" not in text else None
+
+
 def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """(text without the recognised domain operators, allowed domains, blocked domains).
 
@@ -161,17 +169,17 @@ def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]
         return not (_OR_BEFORE.search(query[:start]) or _OR_AFTER.search(query[end:]))
 
     for match in _SITE_GROUP.finditer(query):
-        domains = [ascii_domain(d) for d in _SITE_OPERAND.findall(match.group(0))]
+        domains = [_operand_domain(d) for d in _SITE_OPERAND.findall(match.group(0))]
         if all(domains) and free(*match.span()):
             constraints.append(tuple(dict.fromkeys(domains)))  # type: ignore[arg-type]
             allow_spans.append(match.span())
     for match in _SITE.finditer(query):
-        domain = ascii_domain(match.group(1))
+        domain = _operand_domain(match.group(1))
         if domain and free(*match.span()):
             constraints.append((domain,))
             allow_spans.append(match.span())
     for match in _NEGATED_SITE.finditer(query):
-        domain = ascii_domain(match.group(1))
+        domain = _operand_domain(match.group(1))
         if domain and free(*match.span()):
             blocked.append(domain)
             block_spans.append(match.span())
