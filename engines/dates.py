@@ -30,7 +30,7 @@ _EN_UNITS = {
     "month": "months", "year": "years",
 }
 _EN_REL = re.compile(
-    r"\b(\d+|an?|one)\s+(sec|second|min|minute|hr|hour|day|week|month|year)s?\.?\s+ago\b", re.I
+    r"\b(?<![\d,.])(\d+|an?|one)\s+(sec|second|min|minute|hr|hour|day|week|month|year)s?\.?\s+ago\b", re.I
 )
 _CN_UNITS = {"秒": "seconds", "分钟": "minutes", "小时": "hours", "天": "days", "日": "days",
              "周": "weeks", "星期": "weeks", "个月": "months", "月": "months", "年": "years"}
@@ -46,12 +46,16 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _shift(now: datetime, amount: int, unit: str) -> date:
-    if unit == "months":
-        return (now - timedelta(days=30 * amount)).date()
-    if unit == "years":
-        return (now - timedelta(days=365 * amount)).date()
-    return (now - timedelta(**{unit: amount})).date()
+def _shift(now: datetime, amount: int, unit: str) -> date | None:
+    """`amount` units before `now`; None before year 1 ("5000 years ago", "3000年前"): no publication date."""
+    try:
+        if unit == "months":
+            return (now - timedelta(days=30 * amount)).date()
+        if unit == "years":
+            return (now - timedelta(days=365 * amount)).date()
+        return (now - timedelta(**{unit: amount})).date()
+    except OverflowError:
+        return None
 
 
 def parse_date(text: str, now: datetime | None = None) -> date | None:

@@ -244,6 +244,29 @@ def _check_engine_names(names: Sequence[str]) -> None:
                                   {"unknown": ", ".join(hints), "known": ", ".join(sorted(ENGINES))})
 
 
+# A domain already in the form hosts are compared in (lower-case ASCII labels): the defaults, most values.
+_PLAIN_DOMAIN = re.compile(r"(?:(?!-)[a-z0-9_-]{1,63}(?<!-)\.)+[a-z]{2,63}")
+
+
+def _domain_list(name: str, values: Sequence[str], *, suffixes: bool = False) -> list[str]:
+    """Domains (or, with `suffixes`, host suffixes such as gov or .gov.uk) in the lower-case ASCII form
+    rows' hosts are compared in (plugin.pipeline.domains): `Docs.Python.org`, `https://bücher.de/` or
+    `python org` would otherwise never match a row, and nothing would say so."""
+    checked = []
+    for value in values:
+        text = value.strip().lstrip("*.") if suffixes else value
+        if not _PLAIN_DOMAIN.fullmatch(f"x.{text}" if suffixes else text):
+            from plugin.pipeline.domains import check_domain
+
+            try:  # a scheme, a leading *. or a trailing / are forgiven; IDNA names are encoded
+                text = check_domain(name, f"x.{text}" if suffixes else text).removeprefix("x." if suffixes else "")
+            except SearchError:
+                kind = "host suffixes such as gov or gov.uk" if suffixes else "domains such as python.org"
+                raise ValueError(f"must hold {kind}, got {str(value)[:60]!r}") from None
+        checked.append(text)
+    return list(dict.fromkeys(checked))
+
+
 def _json_list(text: str) -> Any:
     """A variable's value written as JSON (`["a", "b"]`), parsed; ValueError says it is not JSON."""
     try:
@@ -732,6 +755,21 @@ class Settings(BaseSettings):
         if unknown:
             raise ValueError(f"unknown passage feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
         return weights
+
+    @field_validator("official_sites")
+    @classmethod
+    def _official_sites_are_domains(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {name: _domain_list("official_sites", domains) for name, domains in value.items()}
+
+    @field_validator("authority_domains")
+    @classmethod
+    def _authority_domains_are_domains(cls, value: list[str]) -> list[str]:
+        return _domain_list("authority_domains", value)
+
+    @field_validator("authority_suffixes")
+    @classmethod
+    def _authority_suffixes_are_suffixes(cls, value: list[str]) -> list[str]:
+        return _domain_list("authority_suffixes", value, suffixes=True)
 
     @field_validator("upstream_rps")
     @classmethod

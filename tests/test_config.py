@@ -338,3 +338,31 @@ def test_the_schema_bounds_of_limit_and_read_agree_with_their_clamping():
             assert "minimum" not in schema
             assert (clamp(low), clamp(low - 1), clamp(-10**6)) == (low, low, low), name
         assert "clamped" in schema["description"]
+
+
+@pytest.mark.parametrize("values", [
+    {"authority_domains": ["python org"]}, {"authority_domains": ["docs.python.org/3/"]},
+    {"official_sites": {"mylib": ["mylib"]}}, {"official_sites": {"mylib": ["my lib.dev"]}},
+    {"authority_suffixes": ["gov uk"]}, {"authority_suffixes": ["g/v"]},
+])
+def test_a_domain_setting_that_is_no_domain_is_refused(values, clean_env):
+    """A value no row's host can ever equal was taken silently: the boost it asked for never happened."""
+    problem = settings_problem(**values)
+    field = next(iter(values))
+    assert problem.code == "invalid_parameter" and field in problem.message, problem.message
+
+
+def test_domain_settings_are_compared_in_the_form_hosts_have(clean_env):
+    """`Docs.Python.org`, `https://MyLib.dev/` and `bücher.de` were kept as written, and a row's host (lower-case
+    ASCII, IDNA-encoded) never equalled them."""
+    from plugin.pipeline.fusion import is_authority
+    from plugin.pipeline.intent import Intent
+
+    settings = Settings(authority_domains=["Docs.Python.org", "bücher.de"], official_sites={"mylib": ["https://MyLib.dev/"]},
+                        authority_suffixes=[".GOV", "*.ac.jp"])
+    assert settings.authority_domains == ["docs.python.org", "xn--bcher-kva.de"]
+    assert settings.official_sites == {"mylib": ["mylib.dev"]} and settings.authority_suffixes == ["gov", "ac.jp"]
+    reference = Intent(reference=True)
+    assert is_authority("docs.python.org", "python.org", reference, settings)
+    assert is_authority("www.xn--bcher-kva.de", "xn--bcher-kva.de", reference, settings)
+    assert Settings().official_sites["python"] == ["python.org"]  # the defaults pass as they are

@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 import pytest
+from hypothesis import given, strategies as st
 
 from engines.dates import leading_date, parse_date
 from plugin.pipeline.operators import native_range_for, parse_operators
@@ -38,6 +39,30 @@ def test_leading_date_only_reads_the_front_of_a_snippet():
     assert leading_date("Python was released in 1991 and on 2025-01-01 it …", NOW) is None
 
 
+@pytest.mark.parametrize("stamp", ["5000 years ago · the first cities", "10000 years ago · x", "3000年前 - 商朝",
+                                   "99999999999 days ago · x"])
+def test_a_relative_date_before_year_one_is_no_date_not_a_crash(stamp):
+    """"5000 years ago" was `now - timedelta(days=365 * 5000)`: OverflowError, so the engine's parser crashed
+    on that one snippet and its whole page was lost (parser failure at engines/dates.py)."""
+    assert leading_date(stamp, NOW) is None and parse_date(stamp, NOW) is None
+
+
+def test_a_number_with_thousands_separators_is_read_whole_or_not_at_all():
+    # "12,000 years ago" was read as "000 years ago": today's date, a freshness boost for the ice age.
+    assert leading_date("12,000 years ago · the last ice age", NOW) is None
+    assert parse_date("2,500 years ago", NOW) is None and parse_date("1.5 years ago", NOW) is None
+    assert parse_date("Updated 3 days ago", NOW) == date(2026, 11, 26)
+
+
+@given(st.integers(min_value=0, max_value=10**12),
+       st.sampled_from(["second", "minute", "hour", "day", "week", "month", "year", "秒", "分钟", "小时", "天",
+                        "周", "个月", "年"]))
+def test_any_relative_date_is_no_later_than_now_or_none(amount, unit):
+    text = f"{amount}{unit}前" if not unit.isascii() else f"{amount} {unit}s ago"
+    found = parse_date(text, NOW)
+    assert found is None or found <= NOW.date()
+
+
 @pytest.mark.parametrize(("query", "text", "site", "time_range", "recognised"), [
     ("asyncio site:python.org", "asyncio", "python.org", None, ["site=python.org"]),
     ("rust release past week", "rust release", None, "week", ["time=week"]),
@@ -66,6 +91,53 @@ def test_a_since_year_is_measured_from_the_searchs_own_now():
     # Three days into 2026, "since 2026" fits in the past week; read against another moment it would not.
     assert parse_operators("AI policy since 2026", now=datetime(2026, 1, 3, 12)).time_range == "week"
     assert parse_operators("AI policy since 2026", now=datetime(2027, 6, 1)).time_range is None
+
+
+@pytest.mark.parametrize("query", ["climate predictions after 2050", "2030年以后 的 能源 规划"])
+def test_a_year_still_to_come_is_no_since_filter(query):
+    """"after 2050" is what the query is about: read as a publication window it asked the engines for the
+    past day (native_range_for of a future date) and dropped every dated row."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.since, ops.time_range, ops.recognised) == (None, None, [])
+    assert ops.text == query and ops.window_start(NOW) is None
+    # A year that has come is still a filter, in the same query as a future one.
+    both = parse_operators("energy since 2020 and after 2050", now=NOW)
+    assert both.since == date(2020, 1, 1) and "after 2050" in both.text
+
+
+@pytest.mark.parametrize("query", ["今日头条", "今日头条 官网", "今日美国 报道", "今日から俺は"])
+def test_a_name_beginning_with_jinri_is_no_time_operator(query):
+    """今日 begins names (Toutiao, USA Today, a TV drama): "今日头条" was searched as "头条" (headlines) from
+    the past day. 今天 (today) is still the day operator, and 今日 still makes the query timely."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.time_range, ops.recognised) == (query, None, [])
+    assert parse_operators("今天 天气", now=NOW).time_range == "day"
+    from plugin.pipeline.intent import is_timely
+
+    assert is_timely(query, ops)
+
+
+@pytest.mark.parametrize("query", ["last week tonight john oliver", "the last day of pompeii", "last day on earth",
+                                   "last year's super bowl winner", "this week's top songs"])
+def test_a_range_that_names_a_thing_is_no_time_operator(query):
+    """"Last Week Tonight" was searched as "tonight john oliver" from the past week, "the last day of
+    pompeii" as "the of pompeii" from the past day."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.time_range, ops.recognised) == (query, None, [])
+
+
+@pytest.mark.parametrize(("query", "allowed", "blocked"), [
+    ("asyncio site:https://docs.python.org", ("docs.python.org",), ()),
+    ("asyncio site:docs.python.org/", ("docs.python.org",), ()),
+    ("asyncio -site:https://www.pinterest.com/", (), ("www.pinterest.com",)),
+    ("(site:https://a.com OR site:b.org) asyncio", ("a.com", "b.org"), ()),
+])
+def test_a_site_operand_is_spelled_as_the_site_argument_may_be(query, allowed, blocked):
+    """The `site` argument forgives a scheme and a trailing /; the operator left "site:https://docs.python.org"
+    in the text, unrecognised, and filtered nothing."""
+    ops = parse_operators(query, now=NOW)
+    assert (ops.text, ops.allowed_domains, ops.blocked_domains) == ("asyncio", allowed, blocked)
+    assert parse_operators("x site:python.org/3/library", now=NOW).allowed_domains == ()  # a path is no domain
 
 
 def test_without_a_since_year_there_is_no_since_date():

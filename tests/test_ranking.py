@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import unicodedata
 from datetime import date, datetime
 
 import pytest
+from hypothesis import assume, given, strategies as st
 
 from engines import ENGINES
 from engines.base import Row
@@ -468,6 +470,40 @@ def test_cjk_gate_units():
     assert single.required == 1 and single.keeps("日本", "", "https://x.jp/")
 
 
+@pytest.mark.parametrize(("query", "title"), [
+    ("iPhone15价格", "iPhone 15 价格"), ("gpt4教程", "GPT-4 使用教程"), ("python3 安装", "Python 3 安装"),
+    ("gpt-4 教程", "GPT4 教程"),
+])
+def test_cjk_gate_finds_a_latin_name_written_with_or_without_its_gaps(query, title):
+    """Chinese queries glue a model name to its number ("iPhone15价格"); pages write it apart ("iPhone 15").
+    The gate looked for "iphone15" as written, so the row held one unit of two and was dropped."""
+    assert build_gate(query).keeps(title, "", "https://x.cn/")
+
+
+@given(st.from_regex(r"[A-Za-z]{2,8}[0-9]{1,3}", fullmatch=True), st.sampled_from([" ", "-", "_", "."]),
+       st.sampled_from(["价格", "教程", "安装", "配置"]))
+def test_cjk_gate_keeps_a_row_spelling_the_querys_latin_name_apart(name, gap, word):
+    letters = name.rstrip("0123456789")
+    gate = build_gate(name + word)
+    assert gate.keeps(letters + gap + name[len(letters):] + " " + word, "", "https://x.cn/")
+
+
+def test_a_query_in_half_width_katakana_gets_the_cjk_gate():
+    """"ｿｳﾙ" (Seoul, half-width) has no character of the CJK ranges, so it got the word gate, whose folding
+    turned it into "ソウル" and whose rows' text has CJK taken out: no row could match, every list was
+    dropped as irrelevant and the search came back empty."""
+    gate = build_gate("ｿｳﾙ")
+    assert gate.kind == "cjk" and gate.keeps("ソウル特別市", "", "https://x.kr/")
+    assert not gate.keeps("東京タワー", "", "https://x.jp/")
+
+
+@given(st.text(min_size=1, max_size=12))
+def test_a_row_whose_title_is_the_query_is_kept(query):
+    # As typed, or in the normal form pages write it in (NFKC: ｿｳﾙ is ソウル, ㍻ is 平成).
+    gate = build_gate(query)
+    assert any(gate.keeps(title, "", "https://x.example/") for title in (query, unicodedata.normalize("NFKC", query)))
+
+
 def test_latin_gate_folds_case_and_diacritics_and_ignores_stop_words():
     gate = build_gate("The Tình hình thời tiết")
     assert gate.words == ("tinh", "hinh", "thoi", "tiet") and gate.required == 2
@@ -494,6 +530,48 @@ def test_latin_gate_reads_words_split_by_spaces_or_by_cjk_runs():
     assert build_gate("webui").keeps("Open Web UI", "", "https://x.com/")
     # ... and a CJK run between Latin words separates them like a space.
     assert build_gate("tests").keeps("test测试", "", "https://x.com/")
+
+
+def test_a_thai_word_is_found_glued_to_its_neighbours():
+    """Thai, Lao, Myanmar and Khmer write no spaces between words: "ข้าวผัด" (fried rice) sits inside
+    "สูตรข้าวผัดกุ้ง" (shrimp fried rice recipe). The gate looked for it as a whole token, or inside a
+    longer one only from five letters, so a Thai engine's on-topic list was dropped whole as irrelevant."""
+    gate = build_gate("ข้าวผัด")
+    assert gate.keeps("สูตรข้าวผัดกุ้ง ทำง่าย", "", "https://x.co.th/")
+    assert not gate.keeps("ข้าวมันไก่ สูตรง่าย", "", "https://x.co.th/")  # chicken rice: another dish
+
+
+_SPACELESS_BLOCKS = {"thai": (0x0E01, 0x0E5B), "lao": (0x0E81, 0x0EDF), "myanmar": (0x1000, 0x109F),
+                     "khmer": (0x1780, 0x17F9)}
+
+
+@given(st.data())
+def test_a_query_in_a_script_without_spaces_is_kept_inside_any_run_of_that_script(data):
+    low, high = _SPACELESS_BLOCKS[data.draw(st.sampled_from(sorted(_SPACELESS_BLOCKS)))]
+    letters = st.characters(min_codepoint=low, max_codepoint=high, categories=("Lo", "Mn", "Mc", "Nd"))
+    query, before, after = (data.draw(st.text(letters, min_size=size, max_size=12)) for size in (1, 0, 0))
+    gate = build_gate(query)
+    assume(gate.kind == "latin")
+    assert gate.keeps(before + query + after, "", "https://x.example/")
+
+
+def test_an_arabic_or_hebrew_word_is_found_behind_its_article_and_prepositions():
+    """"طقس" (weather) is written "الطقس" (the weather), "وطقس", "بالطقس" on the page; the gate matched only
+    the bare word, so four of five on-topic rows failed and the list (under 40% matching) was dropped."""
+    gate = build_gate("طقس")
+    titles = ["الطقس في القاهرة اليوم", "حالة الطقس - الأرصاد", "طقس اليوم", "توقعات الطقس لمدة أسبوع", "بالطقس"]
+    assert all(gate.keeps(title, "", "https://x.eg/") for title in titles)
+    assert len(gate.filter(rows(*[f"https://x{i}.eg/" for i in range(5)], title=titles[1]))) == 5
+    assert not gate.keeps("نقس", "", "https://x.eg/")  # another word, not a prefix
+    hebrew = build_gate("שלום")
+    assert hebrew.keeps("השלום", "", "https://x.il/") and hebrew.keeps("ולשלום", "", "https://x.il/")
+    assert not hebrew.keeps("תשלום", "", "https://x.il/")  # payment: ת is no prefix
+
+
+@given(st.text(st.characters(min_codepoint=0x0628, max_codepoint=0x064A, categories=("Lo",)), min_size=3, max_size=7),
+       st.sampled_from(["", "ال", "و", "ب", "ل", "ف", "ك", "وال", "بال", "فال", "لل", "كال"]))
+def test_an_arabic_word_with_any_attached_prefix_is_kept(word, prefix):
+    assert build_gate(word).keeps(f"عنوان {prefix}{word} اليوم", "", "https://x.example/")
 
 
 def test_fold_turns_the_vietnamese_d_with_stroke_into_d_in_either_case():

@@ -28,16 +28,20 @@ _TRACKING_EXACT = frozenset({
 })
 _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hmsr", "hmpl", "hmcu", "hmkw", "hmci")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-# Characters left unescaped when normalising a path for identity.
-_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+# Characters left unescaped when normalising a path segment for identity ("/" is the segment separator:
+# an escaped one, %2F, is part of a segment's name and stays escaped).
+_SEGMENT_SAFE = ":@!$&'()*+,;=-._~"
 # In a query string, what an escape may not be folded into: it would change where a parameter or its
 # value ends (& = ; +) or what the string means (% # ? and space).
 _QUERY_DELIMITERS = frozenset("&=;+%#? ")
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # Printable ASCII a query may carry as is (RFC 3986): everything else is escaped when folding.
 _QUERY_AS_IS = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in '"<>\\^`{|}')
-# ASCII that no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text.
-_INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f]+')
+# What no URL may carry as is (RFC 3986): controls, space and the delimiters around URLs in text; and the
+# Unicode spaces and C1 controls (NBSP, NEL...), invisible to a reader and stripped from the ends of a URL
+# read again (a row's "…/page\xa0#top" became "…/page\xa0", then "…/page": another identity, so page 2
+# showed the row again).
+_INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+')
 
 
 def is_tracking_param(name: str) -> bool:
@@ -134,7 +138,7 @@ def _identity(url: str) -> str | None:
         host = host[4:]
     # Paths compare without case: engines spell one page /js/ and /Js/ (w3schools), and two rows of one
     # host whose paths differ only in case are one page in practice. The query keeps its case (video ids).
-    path = quote(unquote(parts.path).lower(), safe=_PATH_SAFE)
+    path = "/".join(_fold_segment(segment) for segment in parts.path.split("/"))
     if path.endswith("/"):
         path = path.rstrip("/")
     for suffix in ("/index.html", "/index.htm", "/index.php"):
@@ -142,6 +146,13 @@ def _identity(url: str) -> str | None:
             path = path[: -len(suffix)]
     query = "&".join(sorted(_fold_escapes(seg) for seg in parts.query.split("&"))) if parts.query else ""
     return f"{host}{path}" + (f"?{query}" if query else "")
+
+
+def _fold_segment(segment: str) -> str:
+    """One spelling of a path segment: escapes decoded, lower case, escaped again. Bytes that are not UTF-8
+    (a Latin-1 or windows-1251 path: caf%E9) keep their own escapes: decoded as U+FFFD, every such path
+    of one length was one page (/caf%E9 and /caf%E8)."""
+    return quote(unquote(segment, errors="surrogateescape").lower(), safe=_SEGMENT_SAFE, errors="surrogateescape")
 
 
 def _fold_escapes(segment: str) -> str:

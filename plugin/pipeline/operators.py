@@ -29,14 +29,22 @@ _SITE_OPERAND = re.compile(rf"site:({_OPERAND})", re.I)
 _OR_BEFORE = re.compile(rf"(?:^|\s){_OR}\s*$")
 _OR_AFTER = re.compile(rf"^\s*{_OR}(?:\s|$)")
 
+# A range followed by "of", "on", "tonight" or "'s" names a thing, not a time: "the last day of Pompeii",
+# "Last Week Tonight", "last year's winner" were searched as "of Pompeii", "Tonight", "'s winner".
+_NAMED = r"(?!\s*['’]s\b|\s+(?:of|on|tonight)\b)"
 _EN_RANGES = [
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:24\s*hours|day)\b", re.I), "day"),
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:7\s*days|week)\b|\bthis\s+week\b", re.I), "week"),
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:30\s*days|month)\b|\bthis\s+month\b", re.I), "month"),
-    (re.compile(r"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b|\bthis\s+year\b", re.I), "year"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:24\s*hours|day)\b{_NAMED}", re.I), "day"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:7\s*days|week)\b{_NAMED}|\bthis\s+week\b{_NAMED}", re.I),
+     "week"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:30\s*days|month)\b{_NAMED}|\bthis\s+month\b{_NAMED}", re.I),
+     "month"),
+    (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b{_NAMED}|\bthis\s+year\b{_NAMED}", re.I),
+     "year"),
 ]
 _ZH_RANGES = [
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)?\s*(?:天|日)|(?:最近|近|过去)\s*24\s*小时|24\s*小时内|今天|今日"), "day"),
+    # 今天 (today), not 今日: 今日 begins names (今日头条 Toutiao, 今日美国 USA Today, 今日说法, 今日から俺は!!), and
+    # "今日头条" became "头条" from the past day. 今日 still makes a query timely (intent.py).
+    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)?\s*(?:天|日)|(?:最近|近|过去)\s*24\s*小时|24\s*小时内|今天"), "day"),
     (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*(?:周|星期)|(?:最近|近|过去)\s*(?:7|七)\s*天|一周内|本周"), "week"),
     (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*个?月|(?:最近|近|过去)\s*30\s*天|一个月内|本月"), "month"),
     (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*年|一年内|今年"), "year"),
@@ -107,11 +115,13 @@ def parse_operators(query: str, *, site: str | None = None, allowed_domains: tup
                 text = pattern.sub(" ", text)
     since = None
     for pattern in _SINCE:
-        m = pattern.search(text)
-        if m:
-            since = date(int(m.group(1)), 1, 1)
+        # A year still to come is what the query is about ("climate after 2050", "2030年以后的能源"), not a
+        # publication window: no page can be from then, and it would ask the engines for the past day.
+        found = [m for m in pattern.finditer(text) if int(m.group(1)) <= now.year]
+        if found:
+            since = date(int(found[0].group(1)), 1, 1)
             # Keep the year in the text: engines match it, and it is not an instruction word.
-            text = pattern.sub(lambda mm: f" {mm.group(1)} ", text)
+            text = pattern.sub(lambda mm: f" {mm.group(1)} " if int(mm.group(1)) <= now.year else mm.group(0), text)
             break
     time_range = time_range or found_range
     range_asked = bool(time_range)
@@ -129,6 +139,14 @@ def parse_operators(query: str, *, site: str | None = None, allowed_domains: tup
     return Operators(text=text, site=allowed[0] if len(allowed) == 1 else None, allowed_domains=allowed,
                      blocked_domains=blocked, time_range=time_range, since=since, range_asked=range_asked,
                      recognised=recognised)
+
+
+def _operand_domain(operand: str) -> str | None:
+    """The domain a `site:` operand names, spelled as the `site` argument may be (domains.check_domain): a
+    scheme, a leading `*.` and a trailing `/` forgiven (`site:https://docs.python.org/`, as agents write
+    it, was left in the text unrecognised and filtered nothing); a path is no domain."""
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", operand, flags=re.I).rstrip("/")
+    return ascii_domain(re.sub(r"^\*?\.", "", text)) if "/" not in text else None
 
 
 def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
@@ -151,17 +169,17 @@ def _domain_operators(query: str) -> tuple[str, tuple[str, ...], tuple[str, ...]
         return not (_OR_BEFORE.search(query[:start]) or _OR_AFTER.search(query[end:]))
 
     for match in _SITE_GROUP.finditer(query):
-        domains = [ascii_domain(d) for d in _SITE_OPERAND.findall(match.group(0))]
+        domains = [_operand_domain(d) for d in _SITE_OPERAND.findall(match.group(0))]
         if all(domains) and free(*match.span()):
             constraints.append(tuple(dict.fromkeys(domains)))  # type: ignore[arg-type]
             allow_spans.append(match.span())
     for match in _SITE.finditer(query):
-        domain = ascii_domain(match.group(1))
+        domain = _operand_domain(match.group(1))
         if domain and free(*match.span()):
             constraints.append((domain,))
             allow_spans.append(match.span())
     for match in _NEGATED_SITE.finditer(query):
-        domain = ascii_domain(match.group(1))
+        domain = _operand_domain(match.group(1))
         if domain and free(*match.span()):
             blocked.append(domain)
             block_spans.append(match.span())

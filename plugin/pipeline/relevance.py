@@ -37,6 +37,11 @@ _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]{2,}|\d{4,}")
 _WORD = re.compile(r"\w+")
 _NON_WORD = re.compile(r"\W+")
+_ASCII_GAPS = re.compile(r"[\s._-]+")  # what may separate the parts of a Latin name: iPhone 15, GPT-4, node.js
+# Scripts written without spaces that the CJK gate does not read (Thai, Lao, Myanmar, Khmer; the CJK ones
+# are in engines.script): a query's word in them is glued to its neighbours on the page ("ข้าวผัด" in
+# "สูตรข้าวผัดกุ้ง"), so it matches anywhere in the row's text, whatever its length.
+_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
 
 # Question words and particles: a bigram made of them says nothing about the topic.
 CJK_FUNCTION_WORDS = (
@@ -105,13 +110,17 @@ class Gate:
         text = _row_text(title, snippet, url)
         if self.kind == "cjk":
             lowered = text.lower()
-            return sum(1 for b in self.bigrams if b in text) + 2 * sum(1 for w in self.ascii_words if w in lowered)
+            # "iPhone15价格" asks for pages that write "iPhone 15" or "GPT-4" apart: compared without the gaps too.
+            squeezed = _ASCII_GAPS.sub("", lowered)
+            return sum(1 for b in self.bigrams if b in text) + 2 * sum(
+                1 for w in self.ascii_words if w in lowered or _ASCII_GAPS.sub("", w) in squeezed)
         if self.kind == "latin":
             folded = _CJK_RUN.sub(" ", fold(text))
             tokens = set(_WORD.findall(folded))
             squashed = _NON_WORD.sub("", folded)  # "La Liga" -> "laliga", "Java Script" -> "javascript"; a
             # word of 5+ letters anywhere in it also covers one inside a longer token (tutorial in "jstutorials")
-            return sum(1 for w in self.words if _word_matches(w, tokens) or (len(w) >= 5 and w in squashed))
+            return sum(1 for w in self.words if _word_matches(w, tokens)
+                       or ((len(w) >= 5 or _SPACELESS.search(w) is not None) and w in squashed))
         return 0
 
     def units(self) -> int:
@@ -157,15 +166,25 @@ def _word_matches(word: str, tokens: set[str]) -> bool:
     if len(word) < 3:
         return False
     typos = typo_allowance(word)
+    clitics = _PROCLITICS.get(unicodedata.bidirectional(word[0]))
     for token in tokens:
         # Inflections and compounds: tutorial/tutorials, launch/launched, postgres/postgresql.
         if token.startswith(word) or (len(token) >= 4 and word.startswith(token) and len(word) - len(token) <= 2):
+            return True
+        # Arabic and Hebrew write the article, "and", "in", "to"... onto the word: الطقس, وطقس, השלום, בירושלים.
+        if clitics and token.endswith(word) and len(token) - len(word) <= 3 and \
+                set(token[: len(token) - len(word)]) <= clitics:
             return True
         # A typing slip with no engine correcting it: a letter dropped, doubled, swapped or wrong.
         if typos and abs(len(token) - len(word)) <= typos and token.isalpha() and \
                 within_edits(word, token, typos):
             return True
     return False
+
+
+# The letters of the prefixes Arabic (al-, wa-, fa-, bi-, ka-, li- and their runs: وال، بال، لل) and Hebrew
+# (ha-, ve-, be-, ke-, le-, mi-, she-) attach to a word, by the word's script (its bidirectional class).
+_PROCLITICS = {"AL": frozenset("والفبكل"), "R": frozenset("הובכלמש")}
 
 
 def typo_allowance(word: str) -> int:
@@ -199,6 +218,10 @@ def within_edits(a: str, b: str, limit: int) -> bool:
 
 
 def build_gate(query: str, min_units: int = 2) -> Gate:
+    if not has_cjk(query) and has_cjk(normal := unicodedata.normalize("NFKC", query)):
+        # Half-width katakana (ｿｳﾙ) and compatibility ideographs are CJK once normalised, as pages write them;
+        # read as words, they were folded into CJK the Latin gate never sees, and every row was dropped.
+        query = normal
     if has_cjk(query):
         bigrams: set[str] = set()
         for run in _CJK_RUN.findall(query):
