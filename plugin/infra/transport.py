@@ -221,7 +221,8 @@ class Transport:
             text, encoding = decode_body(incoming.body, response_headers.get("content-type"))
         else:  # only page reads get here (any_content_type): a PDF is not text
             text, encoding = "", "binary"
-        log.debug("%s %s%s -> %s (%d bytes, %s, %s, %.0f ms%s)", method, urlsplit(url).netloc, urlsplit(url).path,
+        shown = urlsplit(mask_url(url))  # an instance URL may carry credentials (https://user:pass@searx.example)
+        log.debug("%s %s%s -> %s (%d bytes, %s, %s, %.0f ms%s)", method, shown.netloc, shown.path,
                   incoming.status, len(incoming.body), encoding, incoming.protocol or "?",
                   (time.perf_counter() - started) * 1000, f", via {mask_url(proxy)}" if proxy else "")
         return Response(status=incoming.status, url=url, headers=response_headers, body=incoming.body, text=text)
