@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import tracemalloc
+import zlib
 
 import pytest
 from aiohttp import web
@@ -63,6 +64,21 @@ async def test_every_encoding_a_browser_accepts_is_decoded(standins, encoding):
     assert response.body == TEXT and "plain words" in response.text
     sent = engine.requests[0].headers.get("Accept-Encoding", "")
     assert "gzip" in sent
+
+
+@pytest.mark.parametrize("wbits", [15, -15], ids=["zlib", "raw"])
+async def test_deflate_is_decoded_with_or_without_its_zlib_header(standins, wbits):
+    """`Content-Encoding: deflate` as RFC 9110 has it (zlib) and as older servers send it (raw deflate, which
+    browsers read too); a truncated raw stream is still refused."""
+    packer = zlib.compressobj(wbits=wbits)
+    whole = packer.compress(TEXT) + packer.flush()
+    engine = await standins(page(whole, headers={"Content-Encoding": "deflate"}))
+    response = await fetch_once(engine.url)
+    assert response.body == TEXT and "plain words" in response.text
+    engine.behaviour = page(whole[: len(whole) // 2], headers={"Content-Encoding": "deflate"})
+    with pytest.raises(TransportError) as caught:
+        await fetch_once(engine.url)
+    assert "truncated" in caught.value.detail
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
