@@ -805,6 +805,20 @@ return 1
 """
 
 
+def _redis_entry(engine: str, raw: str | None) -> CooldownEntry | None:
+    """A cooldown entry as Redis holds it (JSON); one this version cannot read (written by another version of
+    metasearch sharing the server, or damaged) is said in the log and taken as no entry, never raised."""
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+        return CooldownEntry(until=float(data["until"]), failures=int(data["failures"]), status=str(data["status"]),
+                             detail=str(data.get("detail", "")))
+    except (ValueError, TypeError, KeyError) as exc:
+        log.warning("redis cooldown entry of %s unreadable (%s: %s); taken as none", engine, type(exc).__name__, exc)
+        return None
+
+
 class RedisState:
     """State on Redis, shared by every process that uses the same server and prefix. The cache holds at most
     `max_bytes` of entries in all (values, their keys and the bookkeeping of each), counted by the cache
@@ -851,7 +865,7 @@ class RedisState:
 
     async def get(self, engine: str) -> CooldownEntry | None:
         raw = await self._call("get", self._key("cooldown", engine))
-        return CooldownEntry(**json.loads(raw)) if raw else None
+        return _redis_entry(engine, raw)
 
     async def put(self, engine: str, entry: CooldownEntry, keep_s: float = 30 * 3600) -> None:
         await self._call("set", self._key("cooldown", engine), json.dumps(entry.to_dict()), ex=max(1, int(keep_s)))
@@ -867,7 +881,7 @@ class RedisState:
                     try:
                         await pipe.watch(key)
                         raw = await pipe.get(key)
-                        entry = change(CooldownEntry(**json.loads(raw)) if raw else None)
+                        entry = change(_redis_entry(engine, raw))
                         pipe.multi()
                         pipe.set(key, json.dumps(entry.to_dict()), ex=max(1, int(keep_s)))
                         await pipe.execute()
@@ -892,8 +906,9 @@ class RedisState:
         entries = {}
         for key in keys:
             raw = await self._call("get", key)
-            if raw:
-                entries[key[len(prefix):]] = CooldownEntry(**json.loads(raw))
+            entry = _redis_entry(key[len(prefix):], raw)
+            if entry is not None:
+                entries[key[len(prefix):]] = entry
         return entries
 
     async def cache_get(self, key: str) -> str | None:
