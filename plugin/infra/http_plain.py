@@ -84,9 +84,11 @@ class PlainClient:
             except ImportError:
                 raise TransportError("error", f"proxy {mask_url(proxy)} needs the socks extra: "
                                               "pip install 'metasearch[socks]'") from None
-            scheme = urlsplit(proxy).scheme.lower()
+            scheme, _, rest = proxy.partition("://")
+            scheme = scheme.lower()  # SOCKS5H://: schemes are case-insensitive, aiohttp_socks knows only socks5
             # socks5h: names resolved by the proxy; socks5 as curl does it: resolved here.
-            connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
+            connector = ProxyConnector.from_url(f"{'socks5' if scheme == 'socks5h' else scheme}://{rest}",
+                                                rdns=scheme == "socks5h",
                                                 limit=self.settings.pool_limit, limit_per_host=0, ssl=self._ssl())
             session = self._new_session(sessions, connector)
             sessions.socks[proxy] = session
