@@ -117,3 +117,35 @@ async def test_instance_url_credentials_absent_from_debug_logs_and_responses(sta
         assert password not in response.model_dump_json()
     assert "/search -> 503" in caplog.text  # the debug line was written
     assert password not in caplog.text
+
+
+async def test_a_key_does_not_follow_a_redirect_to_another_origin(standins):
+    """An API (or the mirror an endpoint names) redirecting elsewhere: the key header is sent to the host it was
+    given for and to a redirect on that same origin, never to another host or port (it went along before)."""
+    from aiohttp import web
+
+    key = "brave-SECRET-key-1234567890"
+    elsewhere = await standins(lambda request, standin: _json({"web": {"results": []}, "type": "search"}))
+
+    async def api(request, standin):
+        if request.path == "/moved":  # same origin: the key still goes
+            raise web.HTTPFound("/res/v1/web/search?" + request.query_string + "&hop=2")
+        if request.query.get("hop") == "2":
+            raise web.HTTPFound(elsewhere.url + "/res/v1/web/search?" + request.query_string)
+        raise web.HTTPFound("/moved?" + request.query_string)
+
+    origin = await standins(api)
+    settings = Settings(endpoints={"brave-api": origin.url}, engines=["brave-api"], brave_api_key=key,
+                        state_backend="memory")
+    async with Searcher(settings) as searcher:
+        response = await searcher.search("python release notes")
+    assert response.engines[0].status == "empty", response.engines[0].detail  # the answer came from `elsewhere`
+    assert [seen.headers.get("X-Subscription-Token") for seen in origin.requests] == [key, key, key]
+    assert len(elsewhere.requests) == 1
+    assert not [value for value in elsewhere.requests[0].headers.values() if key in value]
+
+
+async def _json(data):
+    from aiohttp import web
+
+    return web.json_response(data)

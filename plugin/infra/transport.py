@@ -34,7 +34,7 @@ from plugin.infra.charset import decode_body
 from plugin.infra.egress import choose_proxy, identity_headers, place_header
 from plugin.infra.exchange import Incoming, Outgoing, TransportError, textual
 from plugin.infra.logs import get_logger
-from plugin.infra.secrets import mask_url, redact, url_secrets
+from plugin.infra.secrets import MIN_SECRET_CHARS, mask_url, redact, url_secrets
 from plugin.settings import Settings
 
 log = get_logger("metasearch.transport")
@@ -79,6 +79,13 @@ def _take_cookies(jar: dict[str, str], set_cookies: list[str]) -> None:
                 jar.pop(name, None)
             else:
                 jar[name] = morsel.value
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL, the default port spelt out: what a redirect may change or keep."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
 
 
 def _with_params(url: str, params: tuple[tuple[str, str], ...]) -> str:
@@ -201,7 +208,12 @@ class Transport:
                         break
                     if hop == settings.max_redirects:
                         raise TransportError("error", f"more than {settings.max_redirects} redirects (redirect loop?)")
-                    url = urljoin(url, location)
+                    url, previous = urljoin(url, location), url
+                    if _origin(url) != _origin(previous):
+                        # A key is sent to the host it was given for, never along a redirect to another one (as
+                        # browsers drop Authorization on a cross-origin redirect).
+                        headers = [(k, v) for k, v in headers if k.lower() != "authorization" and
+                                   not any(len(key) >= MIN_SECRET_CHARS and key in v for key in request.secrets)]
                     if incoming.status == 303 or (incoming.status in (301, 302) and method == "POST"):
                         # As browsers do: the form's answer is fetched with GET, without the form.
                         method, body = "GET", None
