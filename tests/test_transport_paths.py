@@ -190,6 +190,35 @@ async def test_redirects_are_followed_hop_by_hop_with_the_exchanges_cookies(stan
     assert jar == {"first": "1", "second": "2"}
 
 
+async def test_a_cookie_a_hop_expires_goes_with_no_later_hop(standins):
+    """A server deletes a cookie by setting it expired: an Expires date past, or a Max-Age of 0 or below (only
+    0 and -1 were taken before; an Expires date in the past was not, and the deleted cookie went along)."""
+    async def handler(request, standin):
+        if request.path == "/search":
+            response = web.Response(status=302, headers={"Location": "/hop"})
+            for name in ("session", "consent", "stale", "kept"):
+                response.set_cookie(name, "1")
+            return response
+        if request.path == "/hop":
+            response = web.Response(status=302, headers={"Location": "/final"})
+            response.headers.add("Set-Cookie", "session=; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=/")
+            response.headers.add("Set-Cookie", "consent=gone; Max-Age=-5; Path=/")
+            response.headers.add("Set-Cookie", "stale=x; Max-Age=0; Expires=Wed, 01 Jan 2098 00:00:00 GMT")
+            response.headers.add("Set-Cookie", "kept=2; Expires=Wed, 01 Jan 2098 00:00:00 GMT; Path=/")
+            return response
+        return web.Response(text="<p>arrived</p>", content_type="text/html")
+
+    engine = await standins(handler)
+    transport = transport_for(engine.url)
+    jar: dict[str, str] = {}
+    try:
+        await get(transport, cookies=jar)
+    finally:
+        await transport.close()
+    assert engine.requests[2].headers.get("Cookie") == "kept=2"
+    assert jar == {"kept": "2"}
+
+
 async def test_a_form_answered_with_303_is_fetched_with_get(standins):
     async def handler(request, standin):
         if request.method == "POST":

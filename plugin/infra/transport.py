@@ -65,7 +65,8 @@ def _cookie_header(exchange: dict[str, str], explicit: str | None) -> str | None
 
 
 def _take_cookies(jar: dict[str, str], set_cookies: list[str]) -> None:
-    """Cookies set by one response (its Set-Cookie headers), into the exchange's jar; Max-Age 0 removes."""
+    """Cookies set by one response (its Set-Cookie headers), into the exchange's jar; one already expired (a
+    Max-Age of 0 or less, else an Expires date past: how a server deletes a cookie) removes it."""
     from http.cookies import CookieError, SimpleCookie
 
     for header in set_cookies:
@@ -75,10 +76,29 @@ def _take_cookies(jar: dict[str, str], set_cookies: list[str]) -> None:
         except CookieError:
             continue
         for name, morsel in parsed.items():
-            if morsel["max-age"] in ("0", "-1"):
+            if _expired(morsel["max-age"], morsel["expires"]):
                 jar.pop(name, None)
             else:
                 jar[name] = morsel.value
+
+
+def _expired(max_age: str, expires: str) -> bool:
+    """Whether a Set-Cookie's lifetime has already ended (RFC 6265 5.3: Max-Age wins over Expires)."""
+    max_age = max_age.strip()
+    if max_age:
+        try:
+            return int(max_age) <= 0
+        except ValueError:  # not a number: the attribute is ignored
+            pass
+    if expires.strip():
+        import email.utils
+
+        try:
+            when = email.utils.parsedate_to_datetime(expires.strip())
+        except (TypeError, ValueError, IndexError):
+            return False
+        return when.timestamp() <= time.time()
+    return False
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
