@@ -104,3 +104,22 @@ def test_any_body_under_any_codec_label_decodes_to_text(body, label, in_meta):
         content_type = f"text/html; charset={label}"
     text, encoding = decode_body(body, content_type)
     assert isinstance(text, str) and isinstance(encoding, str)
+
+
+ASCII_PAGE = (b'<html><head><meta charset="utf-16"><title>Plain English page</title></head>'
+              b"<body><p>Hello world, in plain ASCII.</p></body></html>")
+
+
+@pytest.mark.parametrize("pad", [b"", b" "])  # an even and an odd length: only the even one was misread
+@pytest.mark.parametrize("content_type", ["text/html", "text/html; charset=utf-16", "text/html; charset=UTF-16LE",
+                                          "application/json; charset=utf-32"])
+def test_a_utf16_label_on_a_body_without_nul_bytes_is_not_believed(pad, content_type):
+    """UTF-16 markup has a NUL byte in every ASCII character; a page without one that says utf-16 (browsers read
+    <meta charset=utf-16> as UTF-8) decoded to CJK nonsense when its length was even."""
+    text, encoding = decode_body(ASCII_PAGE + pad, content_type)
+    assert text == (ASCII_PAGE + pad).decode("ascii") and encoding == "utf-8"
+
+
+def test_a_real_utf16_body_without_a_bom_still_decodes_by_its_label():
+    body = "<p>hello 你好, wörld</p>".encode("utf-16-le")
+    assert decode_body(body, "text/html; charset=utf-16le") == ("<p>hello 你好, wörld</p>", "utf-16-le")

@@ -62,9 +62,9 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str, str]
         if text is not None:
             return text, "utf-8"
     label = header_charset(content_type)
-    declared = _normalise(label)
+    declared = _wide_checked(_normalise(label), body)
     m = _META.search(body[:4096])
-    meta = _normalise(m.group(1).decode("ascii", "ignore")) if m else None
+    meta = _wide_checked(_normalise(m.group(1).decode("ascii", "ignore")) if m else None, body)
     for candidate in (declared, meta, "utf-8"):
         if candidate:
             text = _try(body, candidate)
@@ -86,6 +86,15 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str, str]
             return found
     fallback = declared or meta or "utf-8"
     return body.decode(fallback, "replace"), fallback
+
+
+def _wide_checked(encoding: str | None, body: bytes) -> str | None:
+    """`encoding`, unless it is UTF-16 or UTF-32 and the body has no NUL byte: markup in those encodings has one
+    in every ASCII character, so such a label is wrong (an ASCII page saying <meta charset="utf-16">, which
+    browsers read as UTF-8, decoded to CJK nonsense whenever its length was even)."""
+    if encoding and encoding.startswith(("utf-16", "utf-32")) and b"\x00" not in body:
+        return None
+    return encoding
 
 
 def _detect(body: bytes) -> tuple[str, str] | None:
