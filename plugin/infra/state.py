@@ -406,8 +406,13 @@ def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
         write.done(result, exc)
 
 
+def _note_thread(threads: set[threading.Thread]) -> None:
+    threads.add(threading.current_thread())
+
+
 def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
-                 reader_dbs: list[sqlite3.Connection], lock: threading.Lock) -> None:
+                 reader_dbs: list[sqlite3.Connection], lock: threading.Lock,
+                 reader_threads: set[threading.Thread] = frozenset()) -> None:  # type: ignore[assignment]
     """Commit what is queued, stop the writer thread, close the readers' connections. Runs once: at
     close(), when the store is collected, or at interpreter exit (weakref.finalize), whichever first.
     The collection can happen on one of the store's own threads (the garbage collector runs wherever an
@@ -416,7 +421,7 @@ def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
     writes.put(None)
     if me is not writer:
         writer.join(WRITE_BUSY_S + 5)
-    readers.shutdown(wait=me not in getattr(readers, "_threads", ()))
+    readers.shutdown(wait=me not in reader_threads)
     with lock:
         for db in reader_dbs:
             db.close()
@@ -459,7 +464,11 @@ class SqliteState:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = self._open(path, WRITE_BUSY_S)  # the writer thread's connection
         self._closed = False
-        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="metasearch-sqlite-read")
+        # Each reader thread notes itself before its first job (the executor adds a thread to its own set only
+        # after starting it: a finalizer run as that thread's first job could not tell it was on a reader).
+        reader_threads: set[threading.Thread] = set()
+        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="metasearch-sqlite-read",
+                                           initializer=_note_thread, initargs=(reader_threads,))
         self._local = threading.local()
         self._reader_dbs: list[sqlite3.Connection] = []
         # Queued writes, not yet committed: answered from here by this store's reads.
@@ -474,7 +483,7 @@ class SqliteState:
         # Queued writes are committed whatever ends the store: close(), its collection, or the interpreter's
         # exit (a module-level reader or searcher nobody closed).
         self._finalizer = weakref.finalize(self, _stop_writer, self._writes, self._writer, self._readers,
-                                           self._reader_dbs, self._lock)
+                                           self._reader_dbs, self._lock, reader_threads)
 
     @staticmethod
     def _open(path: Path, busy_s: float) -> sqlite3.Connection:
