@@ -13,7 +13,8 @@ import json
 import re
 from typing import Callable, Iterator, Mapping
 
-from engines.base import Engine, Parsed, Request, Response, SearchOptions, http_failure, not_understood, parse_retry_after
+from engines.base import (Engine, Parsed, Request, Response, SearchOptions, generic_wall, http_failure, not_understood,
+                          parse_retry_after)
 from engines.browser import api_headers
 from engines.hosts import display_host, host_of
 from engines.regions import country_of, language_of  # noqa: F401  (re-exported: the APIs' region helpers)
@@ -173,6 +174,11 @@ def keyed_failure(
     if 200 <= status < 300:
         return None
     suffix = f": {message}" if message else ""
+    if status in (401, 403) and not key_rejected:
+        # A CDN's bot wall in front of the API (an HTML challenge page) turns us away, not the API our key.
+        wall = generic_wall(response)
+        if wall is not None:
+            return wall
     if status in (401, 403) or key_rejected:
         return Parsed("error", detail=f"API key rejected (HTTP {status}){suffix}")
     lowered = message.lower()

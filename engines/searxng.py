@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from engines.base import Engine, EngineFacts, Parsed, Request, Response, SearchOptions, not_understood, query_with_domains, rows_from
+from engines.base import (Engine, EngineFacts, Parsed, Request, Response, SearchOptions, generic_wall, not_understood,
+                          query_with_domains, rows_from)
 from engines.browser import api_headers
 from engines.dates import leading_date, parse_date
 from engines.jsonapi import country_of, host_name, language_of, load_json, plain_text
@@ -88,6 +89,10 @@ class Searxng(Engine):
 
     def classify_status(self, response: Response) -> Parsed | None:
         if response.status == 403:
+            # A bot wall in front of the instance (Cloudflare, a challenge proxy) is not SearXNG's own 403.
+            wall = generic_wall(response)
+            if wall is not None:
+                return wall
             # SearXNG answers 403 when "json" is not in search.formats of settings.yml.
             return Parsed("error", detail="HTTP 403: format=json is disabled on the SearXNG instance "
                                           "(add json to search.formats in settings.yml)")

@@ -1011,7 +1011,9 @@ class Settings(BaseSettings):
         if self.proxy_from_env:
             proxies += list(environment_proxies().values())
         headers = [value for name, value in self.extra_headers.items() if SECRET_HEADER.search(name) and len(value) >= 4]
-        return keys + [s for url in proxies for s in url_secrets(url)] + headers
+        # An instance, mirror or store behind basic auth (https://user:pass@searx.example): its credentials too.
+        services = [self.searxng_url, *self.endpoints.values(), self.redis_url]
+        return keys + [s for url in [*proxies, *services] for s in url_secrets(url)] + headers
 
 
 # The TOML file `Settings.load` asked for; plain `Settings()` reads no file.

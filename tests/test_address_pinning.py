@@ -48,8 +48,8 @@ class FixedDNS(RebindingDNS):
 
 def guarded(resolver, **overrides) -> Reader:
     settings = Settings(allow_private_hosts=False, state_backend="memory", fetch_host_interval_ms=0,
-                        fetch_timeout_ms=5000, fetch_cache_ttl_s=0, transport="browser", proxy_from_env=False,
-                        **overrides)
+                        fetch_timeout_ms=5000, fetch_cache_ttl_s=0, proxy_from_env=False,
+                        **{"transport": "browser", **overrides})
     return Reader(settings, resolver=resolver, public=loopback_is_public)
 
 
@@ -135,3 +135,126 @@ async def test_a_refused_name_reaches_no_proxy(standins):
     finally:
         await proxy.stop()
     assert caught.value.code == "private_address" and proxy.seen == [] and outsider.connections == 0
+
+
+# ----- the plain transport (transport=plain) pins page reads through a proxy the same way -----
+class AskedProxy:
+    """A proxy that only notes what it is asked for (an HTTP request line or CONNECT, a SOCKS5 address) and turns
+    the request down: it connects nowhere and resolves nothing, whatever it is asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self.server = None
+        self.port = 0
+
+    async def start(self) -> "AskedProxy":
+        import asyncio
+
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        self.server.close()
+
+    async def handle(self, reader, writer) -> None:
+        try:
+            first = await reader.readexactly(1)
+            if first == b"\x05":  # SOCKS5: no authentication, then CONNECT
+                methods = (await reader.readexactly(1))[0]
+                await reader.readexactly(methods)
+                writer.write(b"\x05\x00")
+                _, _, _, kind = await reader.readexactly(4)
+                if kind == 3:
+                    host = (await reader.readexactly((await reader.readexactly(1))[0])).decode()
+                elif kind == 1:
+                    host = socket.inet_ntoa(await reader.readexactly(4))
+                else:
+                    host = socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16))
+                await reader.readexactly(2)
+                self.asked.append(host)
+                writer.write(b"\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00")  # connection refused
+            else:
+                line = (first + await reader.readline()).decode("latin-1").split()
+                self.asked.append(line[1] if len(line) > 1 else "")
+                writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+        except (OSError, EOFError, Exception):  # noqa: BLE001 - a stand-in: whatever the client does, close
+            pass
+        finally:
+            writer.close()
+
+
+@pytest.mark.parametrize("scheme", ["http", "socks5", "socks5h"])
+@pytest.mark.parametrize("target", ["http://localhost:8080/post", "https://localhost:8443/post"])
+async def test_on_the_plain_transport_a_proxy_is_asked_for_the_checked_address_not_the_name(scheme, target):
+    """Under transport=plain a page read through an HTTP or socks5h proxy named the host to the proxy, which
+    looked it up again (the window a rebinding name needs), and socks5 looked it up again here, outside the
+    guard (these cases catch the first two; the socks5 one pins the address asked). Now the proxy is asked for
+    the address the guard checked, as on the browser transport."""
+    proxy = await AskedProxy().start()
+    dns = FixedDNS({"localhost": "127.0.0.1"})
+    settings = Settings(allow_private_hosts="127.0.0.1/32", state_backend="memory", fetch_host_interval_ms=0,
+                        fetch_timeout_ms=3000, fetch_cache_ttl_s=0, fetch_robots=False, transport="plain",
+                        proxy_from_env=False, proxy=f"{scheme}://127.0.0.1:{proxy.port}")
+    try:
+        async with Reader(settings, resolver=dns) as reader:
+            with pytest.raises(FetchError):  # the proxy turns every request down
+                await reader.fetch(target)
+    finally:
+        await proxy.stop()
+    port = target.rsplit(":", 1)[1].split("/")[0]
+    assert proxy.asked and set(proxy.asked) <= {f"http://127.0.0.1:{port}/post", f"127.0.0.1:{port}", "127.0.0.1"}, \
+        proxy.asked
+    assert set(dns.asked) == {"localhost"}
+
+
+def plain_guarded(resolver, **overrides) -> Reader:
+    return guarded(resolver, **{"transport": "plain", **overrides})
+
+
+async def test_on_the_plain_transport_an_http_proxy_forwards_to_the_checked_address_with_the_name_in_host(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    port = int(site.url.rsplit(":", 1)[1])
+    proxy = await HttpProxy().start()
+    try:
+        async with plain_guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url()) as reader:
+            answer = await reader.fetch(f"http://news.example:{port}/post")
+    finally:
+        await proxy.stop()
+    assert answer.status == 200 and answer.url == f"http://news.example:{port}/post"
+    assert [(method, target) for method, target, _ in proxy.seen] == [
+        ("GET", f"http://127.0.0.1:{port}/robots.txt"), ("GET", f"http://127.0.0.1:{port}/post")]
+    assert [seen.headers.get("Host") for seen in site.requests] == [f"news.example:{port}"] * 2
+
+
+async def test_on_the_plain_transport_https_tunnels_to_the_checked_address_and_checks_the_name(tmp_path):
+    context, bundle = throwaway_ca(tmp_path, "news.example")  # the certificate names the site, not its address
+    site = TlsStandIn(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    site.ssl_context = context
+    await site.start()
+    port = int(site.url.rsplit(":", 1)[1])
+    proxy = await HttpProxy().start()
+    try:
+        async with plain_guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(), ca_bundle=bundle) as reader:
+            answer = await reader.fetch(f"https://news.example:{port}/post")
+    finally:
+        await proxy.stop()
+        await site.stop()
+    assert answer.status == 200
+    assert {(method, target) for method, target, _ in proxy.seen} == {("CONNECT", f"127.0.0.1:{port}")}
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+async def test_on_the_plain_transport_a_socks_proxy_is_asked_for_the_checked_address(standins, scheme):
+    pytest.importorskip("aiohttp_socks")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    port = int(site.url.rsplit(":", 1)[1])
+    proxy = await Socks5Proxy().start()
+    try:
+        async with plain_guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(scheme=scheme)) as reader:
+            answer = await reader.fetch(f"http://news.example:{port}/post")
+    finally:
+        await proxy.stop()
+    assert answer.status == 200
+    assert {(kind, host, asked_port) for _, kind, host, asked_port in proxy.seen} == {("ipv4", "127.0.0.1", port)}

@@ -410,3 +410,22 @@ async def test_a_replay_miss_says_when_an_option_changed_what_the_engines_were_s
     code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "tokio", "--replay",
                                str(tmp_path), "--engines", "bing", "--json")
     assert "nothing in" in err and "the engines were sent" not in err  # nothing changed the query: no such note
+
+
+async def test_a_recording_holds_no_trace_of_an_instance_password(standins, tmp_path):
+    """A SearXNG behind basic auth, recorded with --record: its password (in METASEARCH_SEARXNG_URL) was written
+    into the fixture's uri and final_url; the credentials are among the values scrubbed now."""
+    password = "s3cret-Instance-Passw0rd"
+    searx = await standins(page(json.dumps({"query": "python asyncio gather", "results": [
+        {"title": "asyncio docs", "url": "https://docs.python.org/3/library/asyncio.html",
+         "content": "python asyncio gather"}]}), content_type="application/json"))
+    queries = write_queries(tmp_path / "queries.json")
+    fixtures = tmp_path / "fixtures"
+    env = {**ENV, "METASEARCH_SEARXNG_URL": searx.url.replace("http://", f"http://alice:{password}@")}
+    code, out, err = await run(sys.executable, "scripts/bench.py", "--record", "--queries", str(queries),
+                               "--fixtures", str(fixtures), "--engines", "searxng", "--json", env=env)
+    assert code == 0, err
+    assert searx.requests[0].headers.get("Authorization", "").startswith("Basic ")  # the live request used it
+    stored = (fixtures / "q1.yaml").read_text(encoding="utf-8")
+    assert "docs.python.org" in stored  # it was recorded
+    assert password not in stored and password not in out and password not in err

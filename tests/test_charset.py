@@ -49,3 +49,77 @@ def test_utf16_corpus_page_decodes():
     body = corpus_path("duckduckgo-lite", "tinker__latest-ai-news__UTF16LE.html").read_bytes()
     text, encoding = decode_body(body, "text/html; charset=utf-8")
     assert encoding == "utf-16" and "result-link" in text
+
+
+# Every codec name Python knows, as a page could label itself with it: the bytes-to-bytes ones (base64, zlib,
+# rot13), `undefined` (refuses every byte), idna and punycode (a bare UnicodeError) included.
+def _codec_names() -> list[str]:
+    import codecs
+    import encodings
+    import pkgutil
+
+    names = []
+    for module in pkgutil.iter_modules(encodings.__path__):
+        try:
+            codecs.lookup(module.name)
+        except LookupError:  # aliases, and codecs of another platform (mbcs)
+            continue
+        names.append(module.name)
+    return sorted(names)
+
+
+@pytest.mark.parametrize("label", ["undefined", "punycode", "idna", "base64", "hex", "zlib", "rot13", "uu"])
+@pytest.mark.parametrize("where", ["header", "meta"])
+def test_a_label_that_is_no_charset_is_a_bogus_label_not_a_crash(label, where):
+    body = "Hello \\ wörld, <b>ok</b> \u00e9t\u00e9".encode("cp1252") + b" \x81\xff"
+    if where == "meta":
+        body, content_type = f'<meta charset="{label}">'.encode() + body, "text/html"
+    else:
+        content_type = f"text/html; charset={label}"
+    text, encoding = decode_body(body, content_type)
+    assert "Hello \\ w" in text and encoding != label
+
+
+# Bodies (found by Hypothesis) that neither UTF-8, GB18030 nor detection read, so that the label's own codec was
+# the last resort: `bytes.decode(label, "replace")` raised LookupError (hex, uu) or UnicodeError (punycode).
+@pytest.mark.parametrize("body, content_type", [
+    (b"w\xdb'\xb7.i", "text/html; charset=hex"),
+    (b"\x14\xa1v%\xf6", "text/html; charset=uu"),
+    (b'<meta charset="punycode">\xd4a\xaa\x13*', "text/html"),
+    (b'<meta charset="zlib">\xb5\x0f\xf5', "text/html"),
+])
+def test_a_body_nothing_reads_under_a_codec_that_is_no_charset_is_replaced_not_raised(body, content_type):
+    text, _ = decode_body(body, content_type)
+    assert isinstance(text, str) and text
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(body=st.binary(max_size=80), label=st.sampled_from(_codec_names()), in_meta=st.booleans())
+def test_any_body_under_any_codec_label_decodes_to_text(body, label, in_meta):
+    if in_meta:
+        body, content_type = f'<meta charset="{label}">'.encode() + body, "text/html"
+    else:
+        content_type = f"text/html; charset={label}"
+    text, encoding = decode_body(body, content_type)
+    assert isinstance(text, str) and isinstance(encoding, str)
+
+
+ASCII_PAGE = (b'<html><head><meta charset="utf-16"><title>Plain English page</title></head>'
+              b"<body><p>Hello world, in plain ASCII.</p></body></html>")
+
+
+@pytest.mark.parametrize("pad", [b"", b" "])  # an even and an odd length: only the even one was misread
+@pytest.mark.parametrize("content_type", ["text/html", "text/html; charset=utf-16", "text/html; charset=UTF-16LE",
+                                          "application/json; charset=utf-32"])
+def test_a_utf16_label_on_a_body_without_nul_bytes_is_not_believed(pad, content_type):
+    """UTF-16 markup has a NUL byte in every ASCII character; a page without one that says utf-16 (browsers read
+    <meta charset=utf-16> as UTF-8) decoded to CJK nonsense when its length was even."""
+    text, encoding = decode_body(ASCII_PAGE + pad, content_type)
+    assert text == (ASCII_PAGE + pad).decode("ascii") and encoding == "utf-8"
+
+
+def test_a_real_utf16_body_without_a_bom_still_decodes_by_its_label():
+    body = "<p>hello 你好, wörld</p>".encode("utf-16-le")
+    assert decode_body(body, "text/html; charset=utf-16le") == ("<p>hello 你好, wörld</p>", "utf-16-le")

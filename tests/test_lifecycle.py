@@ -336,3 +336,69 @@ def test_runs_in_flight_belong_to_their_event_loop():
         old.task.cancel()
         loop.run_until_complete(asyncio.gather(old.task, return_exceptions=True))
         loop.close()
+
+
+# ----- loops on several threads at once, one shared searcher -----
+def test_searches_on_the_loops_of_several_threads_at_once_each_keep_their_own_sessions(both_transports):
+    """The README's tool loop (`asyncio.run(search(...))` per call) run by an agent framework's thread pool:
+    several event loops at once share one searcher (equal settings). Each loop keeps its own HTTP pool; with
+    one slot for "the last loop's", a loop took another's session, closed under its request when that loop
+    ended ('Connector is closed', curl's 'HTTP 0'), and the engine was benched for our own failure."""
+    import threading
+    import time as clock
+    from concurrent.futures import ThreadPoolExecutor
+
+    from plugin import search
+    from plugin.bench.loopback import LoopbackSite
+
+    body = bing_page(ROWS).encode()
+
+    def answer(path: str) -> tuple[int, str, bytes]:
+        clock.sleep(0.01)  # requests of the threads overlap
+        return 200, "text/html; charset=utf-8", body
+
+    start = threading.Barrier(4)
+    with LoopbackSite(answer) as site:
+        settings = Settings(endpoints={"bing": site.base}, engines=["bing"], state_backend="memory")
+
+        def calls(worker: int) -> list:
+            start.wait()
+            return [asyncio.run(search(f"python release notes {worker} {n}", settings=settings, cache=False)).engines[0]
+                    for n in range(10)]
+
+        with ThreadPoolExecutor(4) as pool:
+            runs = [run for batch in pool.map(calls, range(4)) for run in batch]
+    assert [(run.status, run.detail) for run in runs if run.status != "ok"] == []
+    assert len(runs) == 40
+
+
+def test_threads_asking_at_once_for_one_settings_share_one_kept_object():
+    """Equal settings asked for on four threads at once: one object made and shared (each thread made its own
+    before, and all but the last kept were dropped without being closed)."""
+    import threading
+    import time as clock
+    from concurrent.futures import ThreadPoolExecutor
+
+    from plugin.infra.lifecycle import KeptPerSettings
+
+    made: list[object] = []
+
+    class Slow:
+        def __init__(self, settings):
+            clock.sleep(0.05)  # opening a store takes a moment: the other threads ask meanwhile
+            made.append(self)
+
+        async def close(self) -> None:
+            pass
+
+    kept = KeptPerSettings(Slow)
+    start = threading.Barrier(4)
+
+    def ask(_: int):
+        start.wait()
+        return kept.get(Settings(engines=["bing"]))
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(ask, range(4)))
+    kept.release()
+    assert len(made) == 1 and all(one is made[0] for one in got)

@@ -321,6 +321,18 @@ async def test_socks5h_leaves_name_resolution_to_the_proxy(standins, proxies):
     assert proxy.seen == [(None, "domain", "localhost", int(bing.url.rsplit(":", 1)[1]))]
 
 
+async def test_a_proxy_scheme_in_capitals_is_the_same_proxy(standins, proxies):
+    """URL schemes are case-insensitive (RFC 3986): SOCKS5H://host:1080 is socks5h (aiohttp_socks refused it:
+    'Invalid scheme component', every request of the plain path an error)."""
+    pytest.importorskip("aiohttp_socks")
+    bing = await standins(page(bing_page(ROWS)))
+    proxy = await proxies(Socks5Proxy)
+    local = bing.url.replace("127.0.0.1", "localhost")
+    response = await search(bing_settings(local, proxy=proxy.url(scheme="SOCKS5H")))
+    assert response.engines[0].status == "ok", response.engines[0].detail
+    assert proxy.seen == [(None, "domain", "localhost", int(bing.url.rsplit(":", 1)[1]))]
+
+
 async def test_https_goes_through_the_socks5_proxy_encrypted(proxies, tmp_path):
     # The proxy carries TLS end to end: it sees a handshake, never the request; the certificate is checked
     # for the name asked (the IP for socks5, the host name the proxy resolves for socks5h).

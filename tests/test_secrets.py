@@ -97,3 +97,66 @@ def test_urls_are_shown_without_their_credentials():
     assert mask_url("http://proxy:3128") == "http://proxy:3128"
     # One rule everywhere: values too short to be a key are left alone, longer ones never survive.
     assert redact("key abc and abcd", ["abc", "abcd"]) == "key abc and [redacted]"
+
+
+async def test_instance_url_credentials_absent_from_debug_logs_and_responses(standins):
+    """A SearXNG behind basic auth (METASEARCH_SEARXNG_URL=https://user:pass@searx.example): the password is
+    sent, and shown nowhere (the transport's debug line printed the URL's netloc, user-info included)."""
+    import io
+
+    from standins import page
+
+    password = "s3cret-Instance-Passw0rd"
+    searx = await standins(page('{"results": [], "query": "q"}', status=503, content_type="application/json"))
+    url = searx.url.replace("http://", f"http://alice:{password}@")
+    # A handler of our own on the package's logger: another test may have configured it not to propagate.
+    logger, written = logging.getLogger("metasearch"), io.StringIO()
+    handler, level = logging.StreamHandler(written), logger.level
+    handler.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        for settings in (Settings(searxng_url=url, engines=["searxng"], state_backend="memory"),
+                         Settings(endpoints={"searxng": url}, engines=["searxng"], state_backend="memory")):
+            async with Searcher(settings) as searcher:
+                response = await searcher.search("example query")
+            assert response.engines[0].status == "error"
+            assert searx.requests[-1].headers.get("Authorization", "").startswith("Basic ")  # really sent
+            assert password not in response.model_dump_json()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert "/search -> 503" in written.getvalue()  # the debug line was written
+    assert password not in written.getvalue()
+
+
+async def test_a_key_does_not_follow_a_redirect_to_another_origin(standins):
+    """An API (or the mirror an endpoint names) redirecting elsewhere: the key header is sent to the host it was
+    given for and to a redirect on that same origin, never to another host or port (it went along before)."""
+    from aiohttp import web
+
+    key = "brave-SECRET-key-1234567890"
+    elsewhere = await standins(lambda request, standin: _json({"web": {"results": []}, "type": "search"}))
+
+    async def api(request, standin):
+        if request.path == "/moved":  # same origin: the key still goes
+            raise web.HTTPFound("/res/v1/web/search?" + request.query_string + "&hop=2")
+        if request.query.get("hop") == "2":
+            raise web.HTTPFound(elsewhere.url + "/res/v1/web/search?" + request.query_string)
+        raise web.HTTPFound("/moved?" + request.query_string)
+
+    origin = await standins(api)
+    settings = Settings(endpoints={"brave-api": origin.url}, engines=["brave-api"], brave_api_key=key,
+                        state_backend="memory")
+    async with Searcher(settings) as searcher:
+        response = await searcher.search("python release notes")
+    assert response.engines[0].status == "empty", response.engines[0].detail  # the answer came from `elsewhere`
+    assert [seen.headers.get("X-Subscription-Token") for seen in origin.requests] == [key, key, key]
+    assert len(elsewhere.requests) == 1
+    assert not [value for value in elsewhere.requests[0].headers.values() if key in value]
+
+
+async def _json(data):
+    from aiohttp import web
+
+    return web.json_response(data)

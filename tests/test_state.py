@@ -400,3 +400,47 @@ def test_opening_retries_when_sqlite_refuses_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(state_module.sqlite3, "connect", lambda *a, **k: Refusing(real_connect(*a, **k)))
     state = open_state(Settings(state_dir=tmp_path / "racy"))
     assert isinstance(state, SqliteState) and refusals["left"] == 0
+
+
+async def test_redis_cooldown_entries_this_version_cannot_read_are_no_entries_not_a_crash(standins, redis_url):
+    """Processes of two versions sharing one Redis: an entry with a field this version does not know is read for
+    the fields it does; a damaged one (not JSON, a field missing or of the wrong kind) is taken as no entry, so
+    the search goes on (it raised JSONDecodeError / TypeError out of search() before)."""
+    import redis.asyncio as redis_client
+
+    from plugin.infra.cooldown import Cooldowns
+    from plugin.infra.state import RedisState
+
+    prefix = f"metasearch-test-{os.getpid()}-versions:"
+    engine = await standins(page(bing_page([("Rust async book", "https://rust-lang.github.io/async-book/",
+                                             "rust async book")])))
+    settings = Settings(endpoints={"bing": engine.url}, engines=["bing"], redis_url=redis_url)
+    upstream = settings.upstream("bing")
+    client = redis_client.Redis.from_url(redis_url, decode_responses=True)
+    key = f"{prefix}cooldown:{upstream}"
+    later = time.time() + 600
+    try:
+        await client.set(key, json.dumps({"until": later, "failures": 2, "status": "blocked", "detail": "captcha",
+                                          "source": "a newer version's field"}))
+        store = RedisState(redis_url, prefix=prefix)
+        entry = await store.get(upstream)
+        assert entry is not None and entry.until == later and entry.status == "blocked" and entry.failures == 2
+        assert upstream in await store.all()
+        async with Searcher(settings, state=store) as searcher:
+            assert (await searcher.search("rust async")).engines[0].status == "cooldown"
+        for damaged in ("{not json", json.dumps({"until": "soon", "failures": 1, "status": "timeout"}),
+                        json.dumps({"failures": 1}), json.dumps([1, 2, 3]), "null"):
+            await client.set(key, damaged)
+            store = RedisState(redis_url, prefix=prefix)
+            assert await store.get(upstream) is None and await store.all() == {}
+            async with Searcher(settings, state=store) as searcher:
+                response = await searcher.search("rust async")
+            assert response.engines[0].status == "ok", (damaged, response.engines[0])
+        await client.set(key, "{not json")
+        store = RedisState(redis_url, prefix=prefix)
+        failed = await Cooldowns(settings, store).failure(upstream, "timeout")  # written over
+        assert failed.failures == 1 and (await store.get(upstream)) == failed
+        await store.close()
+    finally:
+        await client.delete(key)
+        await client.aclose()

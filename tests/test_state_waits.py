@@ -107,6 +107,32 @@ async def test_a_store_collected_on_its_own_reader_thread_still_stops_and_commit
     later.close_at_exit()
 
 
+async def test_a_store_collected_by_a_reader_thread_the_executor_has_not_listed_yet_still_stops(tmp_path):
+    """The executor adds a new thread to its own set only after starting it, and the thread may run its first
+    job before that: a finalizer run then (under load, in the whole suite) took itself for another thread and
+    joined itself ("cannot join current thread"). Here the executor's set plays that moment: a thread is not in
+    it when asked, and is by the time the executor's shutdown joins its threads."""
+    import asyncio
+
+    class ListedLate(set):
+        def __contains__(self, thread) -> bool:  # asked before the executor's own add
+            return False
+
+    store = SqliteState(tmp_path / "s.db", wait_s=5)
+    assert await store.cache_get("warm") is None  # a reader thread exists, idle: the next job runs on it
+    await store.cache_put("k", "v", 60)
+    store._readers._threads = ListedLate(store._readers._threads)
+
+    def finalize_as_a_thread_not_listed_yet() -> None:
+        store._finalizer()
+
+    await asyncio.get_running_loop().run_in_executor(store._readers, finalize_as_a_thread_not_listed_yet)
+    assert not store._writer.is_alive()
+    later = SqliteState(tmp_path / "s.db", wait_s=5)
+    assert await later.cache_get("k") == "v"
+    later.close_at_exit()
+
+
 async def test_close_commits_what_is_queued_so_a_cli_process_keeps_what_it_learnt(tmp_path):
     store = SqliteState(tmp_path / "s.db", wait_s=5)
     await store.cache_put("k", "v", 60)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import tracemalloc
+import zlib
 
 import pytest
 from aiohttp import web
@@ -63,6 +64,21 @@ async def test_every_encoding_a_browser_accepts_is_decoded(standins, encoding):
     assert response.body == TEXT and "plain words" in response.text
     sent = engine.requests[0].headers.get("Accept-Encoding", "")
     assert "gzip" in sent
+
+
+@pytest.mark.parametrize("wbits", [15, -15], ids=["zlib", "raw"])
+async def test_deflate_is_decoded_with_or_without_its_zlib_header(standins, wbits):
+    """`Content-Encoding: deflate` as RFC 9110 has it (zlib) and as older servers send it (raw deflate, which
+    browsers read too); a truncated raw stream is still refused."""
+    packer = zlib.compressobj(wbits=wbits)
+    whole = packer.compress(TEXT) + packer.flush()
+    engine = await standins(page(whole, headers={"Content-Encoding": "deflate"}))
+    response = await fetch_once(engine.url)
+    assert response.body == TEXT and "plain words" in response.text
+    engine.behaviour = page(whole[: len(whole) // 2], headers={"Content-Encoding": "deflate"})
+    with pytest.raises(TransportError) as caught:
+        await fetch_once(engine.url)
+    assert "truncated" in caught.value.detail
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
@@ -172,6 +188,35 @@ async def test_redirects_are_followed_hop_by_hop_with_the_exchanges_cookies(stan
     assert engine.requests[1].headers.get("Cookie") == "first=1"
     assert engine.requests[2].headers.get("Cookie") == "first=1; second=2"
     assert jar == {"first": "1", "second": "2"}
+
+
+async def test_a_cookie_a_hop_expires_goes_with_no_later_hop(standins):
+    """A server deletes a cookie by setting it expired: an Expires date past, or a Max-Age of 0 or below (only
+    0 and -1 were taken before; an Expires date in the past was not, and the deleted cookie went along)."""
+    async def handler(request, standin):
+        if request.path == "/search":
+            response = web.Response(status=302, headers={"Location": "/hop"})
+            for name in ("session", "consent", "stale", "kept"):
+                response.set_cookie(name, "1")
+            return response
+        if request.path == "/hop":
+            response = web.Response(status=302, headers={"Location": "/final"})
+            response.headers.add("Set-Cookie", "session=; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=/")
+            response.headers.add("Set-Cookie", "consent=gone; Max-Age=-5; Path=/")
+            response.headers.add("Set-Cookie", "stale=x; Max-Age=0; Expires=Wed, 01 Jan 2098 00:00:00 GMT")
+            response.headers.add("Set-Cookie", "kept=2; Expires=Wed, 01 Jan 2098 00:00:00 GMT; Path=/")
+            return response
+        return web.Response(text="<p>arrived</p>", content_type="text/html")
+
+    engine = await standins(handler)
+    transport = transport_for(engine.url)
+    jar: dict[str, str] = {}
+    try:
+        await get(transport, cookies=jar)
+    finally:
+        await transport.close()
+    assert engine.requests[2].headers.get("Cookie") == "kept=2"
+    assert jar == {"kept": "2"}
 
 
 async def test_a_form_answered_with_303_is_fetched_with_get(standins):

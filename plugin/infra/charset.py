@@ -17,6 +17,10 @@ import re
 _META = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
 _HEADER = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_\-:.]+)", re.I)
 _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "cp936": "gb18030", "gb_2312-80": "gb18030"}
+# Python codecs that are no page's charset: `undefined` refuses every byte, idna and punycode decode host
+# names (and raise a bare UnicodeError on anything else, even with "replace"). A page labelled with one of
+# them, or with a bytes-to-bytes codec (base64, zlib, rot13, ...), is treated as carrying a bogus label.
+_NOT_CHARSETS = frozenset({"undefined", "idna", "punycode"})
 
 
 def _normalise(name: str | None) -> str | None:
@@ -25,9 +29,12 @@ def _normalise(name: str | None) -> str | None:
     name = name.strip().lower()
     name = _ALIASES.get(name, name)
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return None
+    return info.name
 
 
 def header_charset(content_type: str | None) -> str | None:
@@ -40,7 +47,7 @@ def header_charset(content_type: str | None) -> str | None:
 def _try(body: bytes, encoding: str) -> str | None:
     try:
         return body.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
+    except (UnicodeError, LookupError):
         return None
 
 
@@ -55,9 +62,9 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str, str]
         if text is not None:
             return text, "utf-8"
     label = header_charset(content_type)
-    declared = _normalise(label)
+    declared = _wide_checked(_normalise(label), body)
     m = _META.search(body[:4096])
-    meta = _normalise(m.group(1).decode("ascii", "ignore")) if m else None
+    meta = _wide_checked(_normalise(m.group(1).decode("ascii", "ignore")) if m else None, body)
     for candidate in (declared, meta, "utf-8"):
         if candidate:
             text = _try(body, candidate)
@@ -79,6 +86,15 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str, str]
             return found
     fallback = declared or meta or "utf-8"
     return body.decode(fallback, "replace"), fallback
+
+
+def _wide_checked(encoding: str | None, body: bytes) -> str | None:
+    """`encoding`, unless it is UTF-16 or UTF-32 and the body has no NUL byte: markup in those encodings has one
+    in every ASCII character, so such a label is wrong (an ASCII page saying <meta charset="utf-16">, which
+    browsers read as UTF-8, decoded to CJK nonsense whenever its length was even)."""
+    if encoding and encoding.startswith(("utf-16", "utf-32")) and b"\x00" not in body:
+        return None
+    return encoding
 
 
 def _detect(body: bytes) -> tuple[str, str] | None:

@@ -99,7 +99,11 @@ class Cooldowns:
         return s.cooldown_timeout_s
 
     def window(self, status: str, failures: int, retry_after: float | None) -> float:
-        seconds = self.base_window(status) * self.settings.cooldown_growth ** max(0, failures - 1)
+        base = self.base_window(status)
+        try:
+            seconds = base * self.settings.cooldown_growth ** max(0, failures - 1)
+        except OverflowError:  # over a thousand episodes (an engine that blocks us for good): long since capped
+            seconds = self.settings.cooldown_max_s if base > 0 else 0.0
         if retry_after is not None:
             seconds = max(seconds, retry_after)
         return min(seconds, self.settings.cooldown_max_s)

@@ -86,11 +86,25 @@ def check_head(status: int, headers: list[tuple[str, str]], cap: int, any_conten
 
 
 class _Zlib:
-    def __init__(self) -> None:
+    def __init__(self, raw_fallback: bool = False) -> None:
         self._inflate = zlib.decompressobj(47)  # 32 + 15: gzip or zlib header, detected
+        # `deflate` is also sent as a raw stream, without the zlib header (older servers): browsers read it, so
+        # the first bytes are kept until they have passed as a header, to be read again as raw deflate if not.
+        self._head: bytes | None = b"" if raw_fallback else None
 
     def feed(self, chunk: bytes, room: int) -> bytes:
-        return self._inflate.decompress(chunk, room)
+        if self._head is None:
+            return self._inflate.decompress(chunk, room)
+        self._head += chunk
+        try:
+            out = self._inflate.decompress(chunk, room)
+        except zlib.error:
+            head, self._head = self._head, None
+            self._inflate = zlib.decompressobj(-15)
+            return self._inflate.decompress(head, room)
+        if len(self._head) >= 2:  # a zlib header's two bytes were accepted
+            self._head = None
+        return out
 
     @property
     def finished(self) -> bool:
@@ -137,7 +151,7 @@ class _Zstd:
         return self._decompressor.eof
 
 
-_DECODERS = {"gzip": _Zlib, "x-gzip": _Zlib, "deflate": _Zlib, "br": _Brotli, "zstd": _Zstd}
+_DECODERS = {"gzip": _Zlib, "x-gzip": _Zlib, "deflate": lambda: _Zlib(raw_fallback=True), "br": _Brotli, "zstd": _Zstd}
 DECODED = "gzip, deflate, br, zstd"  # what Body decodes: the Accept-Encoding a browser sends
 
 

@@ -9,7 +9,7 @@ decompression by aiohttp (plugin.infra.exchange.Body decodes, against the size c
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 from yarl import URL
@@ -84,9 +84,11 @@ class PlainClient:
             except ImportError:
                 raise TransportError("error", f"proxy {mask_url(proxy)} needs the socks extra: "
                                               "pip install 'metasearch[socks]'") from None
-            scheme = urlsplit(proxy).scheme.lower()
+            scheme, _, rest = proxy.partition("://")
+            scheme = scheme.lower()  # SOCKS5H://: schemes are case-insensitive, aiohttp_socks knows only socks5
             # socks5h: names resolved by the proxy; socks5 as curl does it: resolved here.
-            connector = ProxyConnector.from_url(proxy.replace("socks5h://", "socks5://", 1), rdns=scheme == "socks5h",
+            connector = ProxyConnector.from_url(f"{'socks5' if scheme == 'socks5h' else scheme}://{rest}",
+                                                rdns=scheme == "socks5h",
                                                 limit=self.settings.pool_limit, limit_per_host=0, ssl=self._ssl())
             session = self._new_session(sessions, connector)
             sessions.socks[proxy] = session
@@ -108,14 +110,19 @@ class PlainClient:
 
     async def send(self, outgoing: Outgoing) -> Incoming:
         proxy = outgoing.proxy
+        url, headers, server_hostname = outgoing.url, outgoing.headers, None
+        if proxy is not None and outgoing.resolve is not None:
+            url, headers, server_hostname = await _pinned(outgoing)
         session = self.session(proxy)
-        kwargs: dict = {"headers": _header_multidict(outgoing.headers), "allow_redirects": False}
+        kwargs: dict = {"headers": _header_multidict(headers), "allow_redirects": False}
+        if server_hostname is not None:
+            kwargs["server_hostname"] = server_hostname  # TLS is checked against the name, not the address
         if proxy is not None and urlsplit(proxy).scheme.lower() not in SOCKS_SCHEMES:
             kwargs["proxy"] = proxy  # an HTTP(S) proxy goes per request; a SOCKS one is its session's connector
         if outgoing.body is not None:
             kwargs["data"] = outgoing.body
         try:
-            async with session.request(outgoing.method, URL(outgoing.url, encoded=True), **kwargs) as resp:
+            async with session.request(outgoing.method, URL(url, encoded=True), **kwargs) as resp:
                 headers = [(str(k), v) for k, v in resp.headers.items()]
                 if proxy is not None and resp.status == 407:  # the proxy's answer, not the engine's
                     raise TransportError("error", f"proxy {mask_url(proxy)} refused the request: HTTP 407 "
@@ -156,6 +163,26 @@ class PlainClient:
                                      proxy=mask_url(proxy)) from None
             # Other SOCKS failures (bad credentials, a target the proxy cannot reach) are the SOCKS library's own.
             raise TransportError("error", f"proxy {mask_url(proxy)} failed: {type(exc).__name__}: {exc}") from None
+
+
+async def _pinned(outgoing: Outgoing) -> tuple[str, list[tuple[str, str]], str | None]:
+    """(the URL to ask, the headers, the TLS server name) of a page read through a proxy: the proxy is asked for
+    the address the guarded lookup checked, not the name (which it would resolve again: a rebinding window),
+    the name kept in Host and, for https, in the TLS check, as the browser client pins it."""
+    from plugin.infra.http_browser import _bracketed, _literal
+
+    parts = urlsplit(outgoing.url)
+    host = (parts.hostname or "").lower()
+    if not host or _literal(host):
+        return outgoing.url, outgoing.headers, None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    addresses = await outgoing.resolve(host, port)  # type: ignore[misc]  # raises when the guard refuses
+    if not addresses:
+        raise TransportError("error", f"connection failed: {host} has no address", reason="unreachable")
+    netloc = _bracketed(addresses[0]) + (f":{parts.port}" if parts.port else "")
+    headers = [("Host", parts.netloc.rpartition("@")[2]), *[(k, v) for k, v in outgoing.headers if k.lower() != "host"]]
+    return (urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), headers,
+            host if parts.scheme == "https" else None)
 
 
 def _header_multidict(headers: list[tuple[str, str]]):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from typing import Any, AsyncGenerator, Awaitable, Callable, Generic, Protocol, TypeVar
 
 from plugin.infra import memo
@@ -48,19 +49,25 @@ class LoopBound:
 class PerLoop(Generic[T]):
     """A value that belongs to one event loop (futures, tasks, sessions, semaphores are bound to the loop
     that made them): `get()` makes a fresh one with `make` the first time it is asked for in a running
-    loop other than the last one's. Callers that run one loop per call (`asyncio.run(search(...))`) thus
-    never touch what a finished loop left behind."""
+    loop. Callers that run one loop per call (`asyncio.run(search(...))`) thus never touch what a finished
+    loop left behind, and loops running at once on several threads (`asyncio.run(search(...))` from a
+    thread pool, on one shared searcher) each keep their own: one slot for "the last loop's value" had them
+    take each other's sessions (a session closed under a request: 'Connector is closed', curl's 'HTTP 0').
+    Values of closed loops are dropped when a new one is made (their LoopBound closed them)."""
 
     def __init__(self, make: Callable[[], T]):
         self._make = make
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._value: T | None = None
+        self._values: dict[asyncio.AbstractEventLoop, T] = {}
 
     def get(self) -> T:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._value is None:
-            self._value, self._loop = self._make(), loop
-        return self._value
+        value = self._values.get(loop)
+        if value is None:
+            for other in list(self._values):  # list(): another thread's loop may add its own meanwhile
+                if other.is_closed():
+                    self._values.pop(other, None)
+            value = self._values[loop] = self._make()
+        return value
 
     def current(self) -> T | None:
         """The running loop's value if one was made in it, else None (made nowhere, or in another loop)."""
@@ -68,10 +75,16 @@ class PerLoop(Generic[T]):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return None
-        return self._value if self._loop is loop else None
+        return self._values.get(loop)
 
     def forget(self) -> None:
-        self._value, self._loop = None, None
+        """Forget the running loop's value (outside a loop: every value, as their loops have ended)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._values.clear()
+            return
+        self._values.pop(loop, None)
 
 
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
@@ -115,21 +128,27 @@ class KeptPerSettings(Generic[C]):
         self.make, self.keep = make, keep
         self.kept: dict[str, C] = {}
         self.retiring: set[asyncio.Task] = set()
+        # Loops on several threads ask at once (`asyncio.run(search(...))` from a thread pool): one of them
+        # makes the object, the others get it (each made one of its own, dropped unclosed: its store's threads
+        # and connections left running).
+        self._lock = threading.Lock()
         memo.register(self)
 
     def get(self, settings: Any) -> C:
         key = settings.sharing_key()
-        found = self.kept.pop(key, None)
-        if found is None:
-            found = self.make(settings)
-            while len(self.kept) >= self.keep:
-                close_soon(self.kept.pop(next(iter(self.kept))).close, self.retiring)
-        self.kept[key] = found  # most recently used last
-        return found
+        with self._lock:
+            found = self.kept.pop(key, None)
+            if found is None:
+                found = self.make(settings)
+                while len(self.kept) >= self.keep:
+                    close_soon(self.kept.pop(next(iter(self.kept))).close, self.retiring)
+            self.kept[key] = found  # most recently used last
+            return found
 
     def release(self) -> list[C]:
         """Forget every kept object and hand them over."""
-        kept, self.kept = list(self.kept.values()), {}
+        with self._lock:
+            kept, self.kept = list(self.kept.values()), {}
         return kept
 
     def clear(self) -> None:

@@ -406,8 +406,13 @@ def _commit(db: sqlite3.Connection, batch: list[_Write]) -> None:
         write.done(result, exc)
 
 
+def _note_thread(threads: set[threading.Thread]) -> None:
+    threads.add(threading.current_thread())
+
+
 def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
-                 reader_dbs: list[sqlite3.Connection], lock: threading.Lock) -> None:
+                 reader_dbs: list[sqlite3.Connection], lock: threading.Lock,
+                 reader_threads: set[threading.Thread] = frozenset()) -> None:  # type: ignore[assignment]
     """Commit what is queued, stop the writer thread, close the readers' connections. Runs once: at
     close(), when the store is collected, or at interpreter exit (weakref.finalize), whichever first.
     The collection can happen on one of the store's own threads (the garbage collector runs wherever an
@@ -416,7 +421,7 @@ def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
     writes.put(None)
     if me is not writer:
         writer.join(WRITE_BUSY_S + 5)
-    readers.shutdown(wait=me not in getattr(readers, "_threads", ()))
+    readers.shutdown(wait=me not in reader_threads)
     with lock:
         for db in reader_dbs:
             db.close()
@@ -459,7 +464,11 @@ class SqliteState:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = self._open(path, WRITE_BUSY_S)  # the writer thread's connection
         self._closed = False
-        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="metasearch-sqlite-read")
+        # Each reader thread notes itself before its first job (the executor adds a thread to its own set only
+        # after starting it: a finalizer run as that thread's first job could not tell it was on a reader).
+        reader_threads: set[threading.Thread] = set()
+        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="metasearch-sqlite-read",
+                                           initializer=_note_thread, initargs=(reader_threads,))
         self._local = threading.local()
         self._reader_dbs: list[sqlite3.Connection] = []
         # Queued writes, not yet committed: answered from here by this store's reads.
@@ -474,7 +483,7 @@ class SqliteState:
         # Queued writes are committed whatever ends the store: close(), its collection, or the interpreter's
         # exit (a module-level reader or searcher nobody closed).
         self._finalizer = weakref.finalize(self, _stop_writer, self._writes, self._writer, self._readers,
-                                           self._reader_dbs, self._lock)
+                                           self._reader_dbs, self._lock, reader_threads)
 
     @staticmethod
     def _open(path: Path, busy_s: float) -> sqlite3.Connection:
@@ -805,6 +814,20 @@ return 1
 """
 
 
+def _redis_entry(engine: str, raw: str | None) -> CooldownEntry | None:
+    """A cooldown entry as Redis holds it (JSON); one this version cannot read (written by another version of
+    metasearch sharing the server, or damaged) is said in the log and taken as no entry, never raised."""
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+        return CooldownEntry(until=float(data["until"]), failures=int(data["failures"]), status=str(data["status"]),
+                             detail=str(data.get("detail", "")))
+    except (ValueError, TypeError, KeyError) as exc:
+        log.warning("redis cooldown entry of %s unreadable (%s: %s); taken as none", engine, type(exc).__name__, exc)
+        return None
+
+
 class RedisState:
     """State on Redis, shared by every process that uses the same server and prefix. The cache holds at most
     `max_bytes` of entries in all (values, their keys and the bookkeeping of each), counted by the cache
@@ -851,7 +874,7 @@ class RedisState:
 
     async def get(self, engine: str) -> CooldownEntry | None:
         raw = await self._call("get", self._key("cooldown", engine))
-        return CooldownEntry(**json.loads(raw)) if raw else None
+        return _redis_entry(engine, raw)
 
     async def put(self, engine: str, entry: CooldownEntry, keep_s: float = 30 * 3600) -> None:
         await self._call("set", self._key("cooldown", engine), json.dumps(entry.to_dict()), ex=max(1, int(keep_s)))
@@ -867,7 +890,7 @@ class RedisState:
                     try:
                         await pipe.watch(key)
                         raw = await pipe.get(key)
-                        entry = change(CooldownEntry(**json.loads(raw)) if raw else None)
+                        entry = change(_redis_entry(engine, raw))
                         pipe.multi()
                         pipe.set(key, json.dumps(entry.to_dict()), ex=max(1, int(keep_s)))
                         await pipe.execute()
@@ -892,8 +915,9 @@ class RedisState:
         entries = {}
         for key in keys:
             raw = await self._call("get", key)
-            if raw:
-                entries[key[len(prefix):]] = CooldownEntry(**json.loads(raw))
+            entry = _redis_entry(key[len(prefix):], raw)
+            if entry is not None:
+                entries[key[len(prefix):]] = entry
         return entries
 
     async def cache_get(self, key: str) -> str | None:

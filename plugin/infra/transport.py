@@ -34,7 +34,7 @@ from plugin.infra.charset import decode_body
 from plugin.infra.egress import choose_proxy, identity_headers, place_header
 from plugin.infra.exchange import Incoming, Outgoing, TransportError, textual
 from plugin.infra.logs import get_logger
-from plugin.infra.secrets import mask_url, redact, url_secrets
+from plugin.infra.secrets import MIN_SECRET_CHARS, mask_url, redact, url_secrets
 from plugin.settings import Settings
 
 log = get_logger("metasearch.transport")
@@ -65,7 +65,8 @@ def _cookie_header(exchange: dict[str, str], explicit: str | None) -> str | None
 
 
 def _take_cookies(jar: dict[str, str], set_cookies: list[str]) -> None:
-    """Cookies set by one response (its Set-Cookie headers), into the exchange's jar; Max-Age 0 removes."""
+    """Cookies set by one response (its Set-Cookie headers), into the exchange's jar; one already expired (a
+    Max-Age of 0 or less, else an Expires date past: how a server deletes a cookie) removes it."""
     from http.cookies import CookieError, SimpleCookie
 
     for header in set_cookies:
@@ -75,10 +76,36 @@ def _take_cookies(jar: dict[str, str], set_cookies: list[str]) -> None:
         except CookieError:
             continue
         for name, morsel in parsed.items():
-            if morsel["max-age"] in ("0", "-1"):
+            if _expired(morsel["max-age"], morsel["expires"]):
                 jar.pop(name, None)
             else:
                 jar[name] = morsel.value
+
+
+def _expired(max_age: str, expires: str) -> bool:
+    """Whether a Set-Cookie's lifetime has already ended (RFC 6265 5.3: Max-Age wins over Expires)."""
+    max_age = max_age.strip()
+    if max_age:
+        try:
+            return int(max_age) <= 0
+        except ValueError:  # not a number: the attribute is ignored
+            pass
+    if expires.strip():
+        import email.utils
+
+        try:
+            when = email.utils.parsedate_to_datetime(expires.strip())
+        except (TypeError, ValueError, IndexError):
+            return False
+        return when.timestamp() <= time.time()
+    return False
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL, the default port spelt out: what a redirect may change or keep."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
 
 
 def _with_params(url: str, params: tuple[tuple[str, str], ...]) -> str:
@@ -201,7 +228,12 @@ class Transport:
                         break
                     if hop == settings.max_redirects:
                         raise TransportError("error", f"more than {settings.max_redirects} redirects (redirect loop?)")
-                    url = urljoin(url, location)
+                    url, previous = urljoin(url, location), url
+                    if _origin(url) != _origin(previous):
+                        # A key is sent to the host it was given for, never along a redirect to another one (as
+                        # browsers drop Authorization on a cross-origin redirect).
+                        headers = [(k, v) for k, v in headers if k.lower() != "authorization" and
+                                   not any(len(key) >= MIN_SECRET_CHARS and key in v for key in request.secrets)]
                     if incoming.status == 303 or (incoming.status in (301, 302) and method == "POST"):
                         # As browsers do: the form's answer is fetched with GET, without the form.
                         method, body = "GET", None
@@ -221,7 +253,8 @@ class Transport:
             text, encoding = decode_body(incoming.body, response_headers.get("content-type"))
         else:  # only page reads get here (any_content_type): a PDF is not text
             text, encoding = "", "binary"
-        log.debug("%s %s%s -> %s (%d bytes, %s, %s, %.0f ms%s)", method, urlsplit(url).netloc, urlsplit(url).path,
+        shown = urlsplit(mask_url(url))  # an instance URL may carry credentials (https://user:pass@searx.example)
+        log.debug("%s %s%s -> %s (%d bytes, %s, %s, %.0f ms%s)", method, shown.netloc, shown.path,
                   incoming.status, len(incoming.body), encoding, incoming.protocol or "?",
                   (time.perf_counter() - started) * 1000, f", via {mask_url(proxy)}" if proxy else "")
         return Response(status=incoming.status, url=url, headers=response_headers, body=incoming.body, text=text)

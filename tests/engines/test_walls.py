@@ -93,3 +93,29 @@ def test_real_challenge_pages_are_recognised_by_the_generic_check(file):
 
     found = generic_wall(response_from_bytes(corpus_path(*file.split("/")).read_bytes()))
     assert found is not None and found.status == "blocked", file
+
+
+# ----- a wall in front of a JSON API: the CDN turned us away, not the API our key or its settings -----
+@pytest.mark.parametrize("name", ["brave-api", "exa", "firecrawl", "serper", "tavily", "searxng"])
+@pytest.mark.parametrize("status", [401, 403])
+@pytest.mark.parametrize("body", [CLOUDFLARE, HCAPTCHA])
+def test_a_challenge_page_in_front_of_an_api_is_a_wall_not_a_rejected_key(name, status, body):
+    parsed = ENGINES[name].parse(response_from_bytes(body, status=status, headers={"Content-Type": "text/html"}), "q",
+                                 SearchOptions(api_key="k" * 20, base_url="http://127.0.0.1:9"))
+    assert parsed.status == "blocked", parsed.detail
+    assert "API key" not in parsed.detail and "format=json" not in parsed.detail
+
+
+@pytest.mark.parametrize("name", ["brave-api", "exa", "firecrawl", "serper", "tavily"])
+def test_an_api_turning_down_the_key_in_json_is_still_a_rejected_key(name):
+    body = b'{"error": "Invalid API key", "message": "Unauthorized: captcha-free keys only"}'
+    parsed = ENGINES[name].parse(response_from_bytes(body, status=401, headers={"Content-Type": "application/json"}),
+                                 "q", SearchOptions(api_key="k" * 20))
+    assert parsed.status == "error" and "API key rejected" in parsed.detail
+
+
+def test_searxng_own_403_still_says_json_is_disabled():
+    body = b"<html><head><title>403 Forbidden</title></head><body><h1>Forbidden</h1></body></html>"
+    parsed = ENGINES["searxng"].parse(response_from_bytes(body, status=403), "q",
+                                      SearchOptions(base_url="http://127.0.0.1:9"))
+    assert parsed.status == "error" and "format=json is disabled" in parsed.detail
