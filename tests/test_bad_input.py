@@ -123,7 +123,8 @@ async def test_cli(args, code, standins):
 
 # ----- one rule for every integer argument -----
 SPELLINGS_OF_THREE = [3, 3.0, "3", " 3 ", "+3", "003"]
-NOT_INTEGERS = [True, 3.5, float("inf"), float("nan"), "3.5", "1_0", "0x3", "three", "3 4", [3], None.__class__]
+NOT_INTEGERS = [True, 3.5, float("inf"), float("nan"), "3.5", "1_0", "0x3", "three", "3 4", [3], None.__class__, "",
+                "  "]  # (an empty page had meant page 1 where an empty limit, read or offset was refused)
 
 
 def _integer_readers():

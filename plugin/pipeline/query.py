@@ -112,8 +112,9 @@ def check_site(raw: object) -> str | None:
 
 def check_page(raw: object) -> int:
     """A 1-based page number; not an integer, or outside 1..MAX_PAGE, is refused (a page past the
-    last is not clamped: that would silently repeat rows the caller already has)."""
-    if raw is None or raw == "":
+    last is not clamped: that would silently repeat rows the caller already has). An empty string is refused
+    as it is for limit, read and offset (it had meant page 1)."""
+    if raw is None:
         return 1
     value = whole_number(raw)
     if value is None or not 1 <= value <= MAX_PAGE:
