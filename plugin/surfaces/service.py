@@ -364,27 +364,34 @@ GUARD = web.AppKey("host_guard", HostGuard)
 CROSS_SITE = ("cross-site", "same-site")
 
 
+def refusal(guard: HostGuard, host: str | None, origin: str | None, site: str | None) -> tuple[int, dict] | None:
+    """The status and error body for a request the guard refuses (by its Host, Origin and Sec-Fetch-Site
+    headers), or None: one rule for `serve` and `mcp --http`."""
+    if not guard.allows_host(host):
+        return 421, {"error": {"code": "host_not_allowed", "message": (
+            f"this server does not answer to the host {str(host)[:100]!r} (DNS-rebinding protection); add it "
+            "to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}
+    if not guard.allows_origin(origin):
+        return 403, {"error": {"code": "origin_not_allowed", "message": (
+            f"requests from the origin {str(origin)[:100]!r} are refused (a page of another site); add its "
+            "host to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}
+    site = (site or "").strip().lower()
+    if origin is None and site in CROSS_SITE and not guard.open:
+        return 403, {"error": {"code": "origin_not_allowed", "message": (
+            f"a request a page of another site made (Sec-Fetch-Site: {site}, no Origin: an image, a link or a "
+            "form sent by a browser) is refused; call the service from a program, or from a page whose host "
+            "is in METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) with its Origin")}}
+    return None
+
+
 @web.middleware
 async def host_check(request: web.Request, handler) -> web.StreamResponse:
     """421 for a Host the server does not answer to, 403 for a foreign Origin or a request another site's
     page made without one (Sec-Fetch-Site), before anything else runs."""
-    guard = request.app[GUARD]
-    host = request.headers.get("Host")
-    if not guard.allows_host(host):
-        return web.json_response({"error": {"code": "host_not_allowed", "message": (
-            f"this server does not answer to the host {str(host)[:100]!r} (DNS-rebinding protection); add it "
-            "to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}, status=421)
-    origin = request.headers.get("Origin")
-    if not guard.allows_origin(origin):
-        return web.json_response({"error": {"code": "origin_not_allowed", "message": (
-            f"requests from the origin {str(origin)[:100]!r} are refused (a page of another site); add its "
-            "host to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}, status=403)
-    site = request.headers.get("Sec-Fetch-Site", "").strip().lower()
-    if origin is None and site in CROSS_SITE and not guard.open:
-        return web.json_response({"error": {"code": "origin_not_allowed", "message": (
-            f"a request a page of another site made (Sec-Fetch-Site: {site}, no Origin: an image, a link or a "
-            "form sent by a browser) is refused; call the service from a program, or from a page whose host "
-            "is in METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) with its Origin")}}, status=403)
+    refused = refusal(request.app[GUARD], request.headers.get("Host"), request.headers.get("Origin"),
+                      request.headers.get("Sec-Fetch-Site"))
+    if refused is not None:
+        return web.json_response(refused[1], status=refused[0])
     return await handler(request)
 
 
