@@ -94,3 +94,23 @@ async def test_allowed_hosts_reach_mcp_over_http():
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_mcp_http_says_where_it_listens_with_port_0():
+    from mcp import Client
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
+    env.update({"PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"]})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+        assert line.startswith("listening on http://127.0.0.1:") and line.endswith("/mcp"), line
+        url = line.removeprefix("listening on ")
+        assert not url.endswith(":0/mcp")
+        async with Client(url, read_timeout_seconds=60) as client:
+            assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)

@@ -366,7 +366,11 @@ def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0
     if http:
         import uvicorn
 
-        uvicorn.run(http_app(server, settings, host), host=host, port=port, log_level="warning")
+        from plugin.surfaces.service import listen
+
+        # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
+        sock = listen(host, port, path="/mcp")
+        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning")).run(sockets=[sock])
     else:
         server.run("stdio")
 

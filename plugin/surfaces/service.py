@@ -492,15 +492,16 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
         serve_workers(settings, host, port, workers)
 
 
-def listen(host: str, port: int):
-    """The listening socket, bound at once (an address in use fails here), and the line saying where."""
+def listen(host: str, port: int, path: str = ""):
+    """The listening socket, bound at once (an address in use fails here), and the line saying where
+    (`path`: the address a client uses under it, /mcp for `mcp --http`)."""
     import socket
     import sys
 
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
     sock = socket.create_server((host, port), family=family, backlog=1024)
     bound = sock.getsockname()[1]  # the port the system chose for --port 0
-    print(f"listening on http://{f'[{host}]' if ':' in host else host}:{bound}", file=sys.stdout, flush=True)
+    print(f"listening on http://{f'[{host}]' if ':' in host else host}:{bound}{path}", file=sys.stdout, flush=True)
     return sock
 
 
