@@ -63,3 +63,30 @@ async def test_a_page_of_another_site_cannot_drive_the_service_without_an_origin
     async with TestClient(TestServer(app)) as client:
         answer = await client.get("/health", headers={"Sec-Fetch-Site": "cross-site"})
         assert answer.status == 200
+
+
+def test_on_every_interface_an_ip_address_is_a_host_but_not_an_origin():
+    from plugin.surfaces.service import HostGuard
+
+    everywhere = HostGuard("0.0.0.0", [])
+    assert everywhere.allows_host("203.0.113.5:8080")  # clients may connect by any of its addresses
+    # A page served from an address (a site reached by IP, a LAN device's page) is another site.
+    for origin in ("http://203.0.113.5", "http://192.168.1.20:3000", "https://[2001:db8::1]"):
+        assert not everywhere.allows_origin(origin, "127.0.0.1:8080"), origin
+        assert not everywhere.allows_origin(origin, "192.168.1.5:8080"), origin
+    # The server's own origin, the loopback and the machine's names, and allowed_hosts stay allowed.
+    assert everywhere.allows_origin("http://192.168.1.5:8080", "192.168.1.5:8080")
+    assert everywhere.allows_origin("http://localhost:3000", "127.0.0.1:8080")
+    assert HostGuard("0.0.0.0", ["192.168.1.20"]).allows_origin("http://192.168.1.20:3000", "127.0.0.1:8080")
+
+
+async def test_serve_on_every_interface_refuses_a_page_served_from_an_address(standins):
+    engine = await standins(page(bing_page(ROWS)))
+    app = build_app(settings(endpoints={"bing": engine.url}, engines=["bing"]), host="0.0.0.0")
+    async with TestClient(TestServer(app)) as client:  # the test server itself listens on 127.0.0.1
+        host = f"127.0.0.1:{client.port}"
+        answer = await client.get("/search?q=python", headers={"Host": host, "Origin": "http://203.0.113.5"})
+        assert answer.status == 403 and (await answer.json())["error"]["code"] == "origin_not_allowed"
+        assert engine.requests == []
+        answer = await client.get("/search?q=python", headers={"Host": host, "Origin": f"http://{host}"})
+        assert answer.status == 200

@@ -313,7 +313,7 @@ class HostGuard:
             return None
         return (found.group("v6") or found.group("name") or "").lower().rstrip("."), found.group("port") or ""
 
-    def allows_host(self, header: str | None) -> bool:
+    def allows_host(self, header: str | None, literals: bool = True) -> bool:
         if self.open:
             return True
         parts = self._split(header or "")
@@ -322,14 +322,22 @@ class HostGuard:
         name, port = parts
         if name in self.names or (name, port) in self.with_port:
             return True
-        return self.every_interface and _ip_literal(name)
+        return literals and self.every_interface and _ip_literal(name)
 
-    def allows_origin(self, origin: str | None) -> bool:
-        """An Origin header (absent: a request that is not a browser's cross-site one) from an allowed host."""
+    def allows_origin(self, origin: str | None, host: str | None = None) -> bool:
+        """An Origin header (absent: a request that is not a browser's cross-site one) from an allowed host.
+        On every interface any IP address is a Host the server answers, but not an Origin: a page served
+        from http://203.0.113.5/ (or a LAN device's page) is another site, unless it is this server's
+        own origin (the request's `host`)."""
         if origin is None or self.open:
             return True
         scheme, sep, rest = origin.partition("://")
-        return bool(sep) and scheme.lower() in ("http", "https") and "/" not in rest and self.allows_host(rest)
+        if not sep or scheme.lower() not in ("http", "https") or "/" in rest:
+            return False
+        if self.allows_host(rest, literals=False):
+            return True
+        own, other = self._split(rest), self._split(host or "")
+        return own is not None and own == other and self.allows_host(host)
 
 
 def _ip_literal(name: str) -> bool:
@@ -371,7 +379,7 @@ def refusal(guard: HostGuard, host: str | None, origin: str | None, site: str | 
         return 421, {"error": {"code": "host_not_allowed", "message": (
             f"this server does not answer to the host {str(host)[:100]!r} (DNS-rebinding protection); add it "
             "to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}
-    if not guard.allows_origin(origin):
+    if not guard.allows_origin(origin, host):
         return 403, {"error": {"code": "origin_not_allowed", "message": (
             f"requests from the origin {str(origin)[:100]!r} are refused (a page of another site); add its "
             "host to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}
