@@ -90,3 +90,19 @@ async def test_serve_on_every_interface_refuses_a_page_served_from_an_address(st
         assert engine.requests == []
         answer = await client.get("/search?q=python", headers={"Host": host, "Origin": f"http://{host}"})
         assert answer.status == 200
+
+
+async def test_metrics_count_a_shared_execution_s_engine_outcomes_once(standins):
+    import asyncio
+
+    # Identical searches at once share one execution: one exchange with the engine, five answers.
+    engine = await standins(page(bing_page(ROWS), delay=2.0))
+    app = build_app(settings(endpoints={"bing": engine.url}, engines=["bing"]))
+    async with TestClient(TestServer(app)) as client:
+        answers = await asyncio.gather(*[client.get("/search", params={"q": "python docs"}) for _ in range(5)])
+        assert [answer.status for answer in answers] == [200] * 5
+        metrics = await (await client.get("/metrics")).text()
+    assert len(engine.requests) == 1
+    assert 'metasearch_searches_total{outcome="ok"} 5' in metrics  # five searches answered
+    assert 'metasearch_engine_status_total{engine="bing",status="ok"} 1' in metrics  # one engine outcome
+    assert 'metasearch_engine_latency_seconds_count{engine="bing"} 1' in metrics
