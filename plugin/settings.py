@@ -724,8 +724,8 @@ class Settings(BaseSettings):
     # --- metasearch serve ---
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Host names `serve` answers besides those it listens on (a reverse proxy's, say): name or "
-                    "name:port; '*' turns the Host/Origin check off. JSON list or comma-separated "
+        description="Host names `serve` and `mcp --http` answer besides those they listen on (a reverse proxy's, "
+                    "say): name or name:port; '*' turns the Host/Origin check off. JSON list or comma-separated "
                     "(METASEARCH_ALLOWED_HOSTS)")
 
     log: str = Field("warning", description="Log level (METASEARCH_LOG)")

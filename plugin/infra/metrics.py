@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 
 from plugin.models import SearchResponse
 
@@ -49,9 +49,18 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+# How many executions' engine reports are remembered, to count the reports of one execution once.
+RECENT_EXECUTIONS = 1024
+
+
 class Metrics:
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # Identical searches in flight at once share one execution (plugin.pipeline.searcher): each caller
+        # gets a shallow copy of its response, whose `engines` is the same list. Its engine outcomes
+        # happened once: counted once, not once per caller. The lists are held (not only their ids), so an
+        # id is never that of another list meanwhile.
+        self._counted: OrderedDict[int, list] = OrderedDict()
         self.searches: dict[str, int] = defaultdict(int)
         self.engine_status: dict[tuple[str, str], int] = defaultdict(int)
         self.search_seconds = Histogram(SEARCH_BUCKETS)
@@ -85,8 +94,11 @@ class Metrics:
         with self._lock:
             self.searches[outcome] += 1
             self.search_seconds.observe(response.elapsed_ms / 1000)
-            if response.cached:
+            if response.cached or self._counted.get(id(response.engines)) is response.engines:
                 return
+            self._counted[id(response.engines)] = response.engines
+            if len(self._counted) > RECENT_EXECUTIONS:
+                self._counted.popitem(last=False)
             for report in response.engines:
                 self.engine_status[(report.name, report.status)] += 1
                 if report.latency_ms is not None:

@@ -364,6 +364,46 @@ def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0
     configure(settings.log_level() if settings is not None else logging.WARNING)
     server = build_server(settings, settings_error=settings_error)
     if http:
-        server.run("streamable-http", host=host, port=port)
+        import uvicorn
+
+        from plugin.surfaces.service import listen
+
+        # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
+        sock = listen(host, port, path="/mcp")
+        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning")).run(sockets=[sock])
     else:
         server.run("stdio")
+
+
+def http_app(server: MCPServer, settings: Settings | None, host: str):
+    """The streamable HTTP application behind `serve`'s Host, Origin and Sec-Fetch-Site checks
+    (plugin.surfaces.service.refusal) instead of the SDK's own: the SDK turns DNS-rebinding protection on
+    only when it listens on a loopback name, so `--host 0.0.0.0` or a LAN address answered any Host (a
+    rebound page could call web_fetch and web_search), and `allowed_hosts` could not add a reverse
+    proxy's name."""
+    import json
+
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from plugin.surfaces.service import HostGuard, refusal
+
+    inner = server.streamable_http_app(
+        host=host, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    guard = HostGuard(host, settings.allowed_hosts if settings is not None else ())
+
+    async def app(scope, receive, send) -> None:
+        if scope["type"] == "http":
+            headers: dict[str, str] = {}
+            for name, value in scope["headers"]:
+                headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+            refused = refusal(guard, headers.get("host"), headers.get("origin"), headers.get("sec-fetch-site"))
+            if refused is not None:
+                body = json.dumps(refused[1]).encode()
+                await send({"type": "http.response.start", "status": refused[0],
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await inner(scope, receive, send)
+
+    return app

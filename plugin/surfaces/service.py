@@ -96,11 +96,34 @@ SAME_PARAMETER = {"query": "q"}  # /search takes `query` as another spelling of 
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
-def refused_parameters(path: str, args) -> SearchError | None:
+def undecodable_parameters(path: str, raw_query: str) -> SearchError | None:
+    """invalid_parameter for a query string whose percent-escapes are not UTF-8 (`q=caf%E9`, Latin-1):
+    decoded as they are, each bad byte would become U+FFFD and the engines be asked for `caf\ufffd`, a
+    search nobody made, answered 200 as if it were."""
+    from urllib.parse import unquote_to_bytes
+
+    for piece in raw_query.split("&"):
+        name, _, value = piece.partition("=")
+        for part in (name, value):
+            try:
+                unquote_to_bytes(part.replace("+", " ")).decode("utf-8")
+            except UnicodeDecodeError:
+                shown = unquote_to_bytes(name.replace("+", " ")).decode("utf-8", "replace")[:40]
+                return SearchError("invalid_parameter", f"{path}: {shown or 'a parameter'} is not UTF-8 once its "
+                                   "%-escapes are decoded; percent-encode the UTF-8 bytes of the text "
+                                   "(caf%C3%A9, not caf%E9)", parameter=shown)
+    return None
+
+
+def refused_parameters(path: str, args, raw_query: str = "") -> SearchError | None:
     """invalid_parameter for a query string `path` cannot take as meant: an unknown name (a misspelt
     `lmit=3`, `/fetch?max_char=100`), a name given twice (`q=x&q=y`; the list parameters excepted) or
     under both its spellings (`q=A&query=B`), a boolean that is no yes or no (`no_cache=maybe`). Each
-    would otherwise be silently ignored or half used."""
+    would otherwise be silently ignored or half used; so would a value not in UTF-8 (`raw_query`, the
+    query string as sent)."""
+    problem = undecodable_parameters(path, raw_query)
+    if problem is not None:
+        return problem
     names = [name for name, _ in args.items()]  # a name given twice is listed twice (keys() lists it once)
     problem = unknown_arguments(path, names, _known_parameters(path))
     if problem is not None:
@@ -123,7 +146,7 @@ async def search_handler(request: web.Request) -> web.Response:
     searcher = request.app[SEARCHER]
     metrics = request.app[METRICS]
     args = request.query
-    problem = refused_parameters("/search", args)
+    problem = refused_parameters("/search", args, request.rel_url.raw_query_string)
     if problem is not None:
         metrics.bad_input()
         return web.json_response(problem.to_dict(), status=400)
@@ -166,7 +189,7 @@ async def fetch_handler(request: web.Request) -> web.Response:
     from plugin.errors import FetchError
 
     args = request.query
-    problem = refused_parameters("/fetch", args)
+    problem = refused_parameters("/fetch", args, request.rel_url.raw_query_string)
     if problem is not None:
         request.app[METRICS].fetched("bad_input")
         return web.json_response(problem.to_dict(), status=400)
@@ -197,7 +220,8 @@ async def verify_handler(request: web.Request) -> web.Response:
     from plugin.reading.verify import verify_with
 
     args = request.query
-    problem = refused_parameters("/verify", args)  # unknown, misspelt or repeated, as /search and /fetch
+    # unknown, misspelt or repeated, as /search and /fetch
+    problem = refused_parameters("/verify", args, request.rel_url.raw_query_string)
     if problem is not None:
         request.app[METRICS].verified("bad_input")
         return web.json_response(problem.to_dict(), status=400)
@@ -289,7 +313,7 @@ class HostGuard:
             return None
         return (found.group("v6") or found.group("name") or "").lower().rstrip("."), found.group("port") or ""
 
-    def allows_host(self, header: str | None) -> bool:
+    def allows_host(self, header: str | None, literals: bool = True) -> bool:
         if self.open:
             return True
         parts = self._split(header or "")
@@ -298,14 +322,22 @@ class HostGuard:
         name, port = parts
         if name in self.names or (name, port) in self.with_port:
             return True
-        return self.every_interface and _ip_literal(name)
+        return literals and self.every_interface and _ip_literal(name)
 
-    def allows_origin(self, origin: str | None) -> bool:
-        """An Origin header (absent: a request that is not a browser's cross-site one) from an allowed host."""
+    def allows_origin(self, origin: str | None, host: str | None = None) -> bool:
+        """An Origin header (absent: a request that is not a browser's cross-site one) from an allowed host.
+        On every interface any IP address is a Host the server answers, but not an Origin: a page served
+        from http://203.0.113.5/ (or a LAN device's page) is another site, unless it is this server's
+        own origin (the request's `host`)."""
         if origin is None or self.open:
             return True
         scheme, sep, rest = origin.partition("://")
-        return bool(sep) and scheme.lower() in ("http", "https") and "/" not in rest and self.allows_host(rest)
+        if not sep or scheme.lower() not in ("http", "https") or "/" in rest:
+            return False
+        if self.allows_host(rest, literals=False):
+            return True
+        own, other = self._split(rest), self._split(host or "")
+        return own is not None and own == other and self.allows_host(host)
 
 
 def _ip_literal(name: str) -> bool:
@@ -332,20 +364,42 @@ def _loopback(name: str) -> bool:
 GUARD = web.AppKey("host_guard", HostGuard)
 
 
+# A browser's request made by a page of another site. Such a request without an Origin header (an <img>,
+# a <script>, a link followed, a GET form: browsers send Origin only for CORS requests and non-GET ones)
+# would pass the Origin check and run a search or a page read for any page the user has open, spending
+# the engines' quotas and API keys: its Sec-Fetch-Site header, which every current browser sends, says
+# where it came from. Programs (agents, curl) send none.
+CROSS_SITE = ("cross-site", "same-site")
+
+
+def refusal(guard: HostGuard, host: str | None, origin: str | None, site: str | None) -> tuple[int, dict] | None:
+    """The status and error body for a request the guard refuses (by its Host, Origin and Sec-Fetch-Site
+    headers), or None: one rule for `serve` and `mcp --http`."""
+    if not guard.allows_host(host):
+        return 421, {"error": {"code": "host_not_allowed", "message": (
+            f"this server does not answer to the host {str(host)[:100]!r} (DNS-rebinding protection); add it "
+            "to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}
+    if not guard.allows_origin(origin, host):
+        return 403, {"error": {"code": "origin_not_allowed", "message": (
+            f"requests from the origin {str(origin)[:100]!r} are refused (a page of another site); add its "
+            "host to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}
+    site = (site or "").strip().lower()
+    if origin is None and site in CROSS_SITE and not guard.open:
+        return 403, {"error": {"code": "origin_not_allowed", "message": (
+            f"a request a page of another site made (Sec-Fetch-Site: {site}, no Origin: an image, a link or a "
+            "form sent by a browser) is refused; call the service from a program, or from a page whose host "
+            "is in METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) with its Origin")}}
+    return None
+
+
 @web.middleware
 async def host_check(request: web.Request, handler) -> web.StreamResponse:
-    """421 for a Host the server does not answer to, 403 for a foreign Origin, before anything else runs."""
-    guard = request.app[GUARD]
-    host = request.headers.get("Host")
-    if not guard.allows_host(host):
-        return web.json_response({"error": {"code": "host_not_allowed", "message": (
-            f"this server does not answer to the host {str(host)[:100]!r} (DNS-rebinding protection); add it "
-            "to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}, status=421)
-    origin = request.headers.get("Origin")
-    if not guard.allows_origin(origin):
-        return web.json_response({"error": {"code": "origin_not_allowed", "message": (
-            f"requests from the origin {str(origin)[:100]!r} are refused (a page of another site); add its "
-            "host to METASEARCH_ALLOWED_HOSTS (the allowed_hosts setting) if it is yours")}}, status=403)
+    """421 for a Host the server does not answer to, 403 for a foreign Origin or a request another site's
+    page made without one (Sec-Fetch-Site), before anything else runs."""
+    refused = refusal(request.app[GUARD], request.headers.get("Host"), request.headers.get("Origin"),
+                      request.headers.get("Sec-Fetch-Site"))
+    if refused is not None:
+        return web.json_response(refused[1], status=refused[0])
     return await handler(request)
 
 
@@ -446,15 +500,16 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
         serve_workers(settings, host, port, workers)
 
 
-def listen(host: str, port: int):
-    """The listening socket, bound at once (an address in use fails here), and the line saying where."""
+def listen(host: str, port: int, path: str = ""):
+    """The listening socket, bound at once (an address in use fails here), and the line saying where
+    (`path`: the address a client uses under it, /mcp for `mcp --http`)."""
     import socket
     import sys
 
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
     sock = socket.create_server((host, port), family=family, backlog=1024)
     bound = sock.getsockname()[1]  # the port the system chose for --port 0
-    print(f"listening on http://{f'[{host}]' if ':' in host else host}:{bound}", file=sys.stdout, flush=True)
+    print(f"listening on http://{f'[{host}]' if ':' in host else host}:{bound}{path}", file=sys.stdout, flush=True)
     return sock
 
 

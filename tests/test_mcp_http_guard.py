@@ -1,0 +1,116 @@
+"""`metasearch mcp --http` checks Host, Origin and Sec-Fetch-Site as `serve` does, on whatever address it
+listens (the SDK's own check is on only for loopback names), and `allowed_hosts` adds names to it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import aiohttp  # noqa: E402
+
+from plugin.settings import Settings  # noqa: E402
+from plugin.surfaces.mcp_server import build_server, http_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "probe", "version": "0"}}}
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+async def asgi_post(app, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    """One POST through the ASGI application itself (nothing listens: the app is built for 0.0.0.0)."""
+    body = json.dumps(INITIALIZE).encode()
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765)}
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    await app(scope, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+async def test_every_interface_refuses_a_rebound_name_and_a_foreign_page():
+    settings = Settings(state_backend="memory")
+    app = http_app(build_server(settings), settings, "0.0.0.0")  # listening on every interface: no socket here
+    for headers, status, code in (({"Host": "evil.example:8765"}, 421, "host_not_allowed"),
+                                  ({"Host": "127.0.0.1:8765", "Origin": "http://evil.example"}, 403,
+                                   "origin_not_allowed"),
+                                  ({"Host": "127.0.0.1:8765", "Sec-Fetch-Site": "cross-site"}, 403,
+                                   "origin_not_allowed")):
+        answer, body = await asgi_post(app, "/mcp", {**HEADERS, **headers})
+        assert answer == status, (headers, body)
+        error = json.loads(body)["error"]
+        assert error["code"] == code and "METASEARCH_ALLOWED_HOSTS" in error["message"]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_allowed_hosts_reach_mcp_over_http():
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
+    env.update({"PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"],
+                "METASEARCH_ALLOWED_HOSTS": "search.internal"})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", str(port), cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # wait for the server to listen
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as client:
+            url = f"http://127.0.0.1:{port}/mcp"
+            # A reverse proxy's name in allowed_hosts is answered (the SDK's own check refused it, 421).
+            async with client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "search.internal"}) as answer:
+                assert answer.status == 200, await answer.text()
+            async with client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example"}) as answer:
+                assert answer.status == 421
+                assert json.loads(await answer.text())["error"]["code"] == "host_not_allowed"
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
+
+
+async def test_mcp_http_says_where_it_listens_with_port_0():
+    from mcp import Client
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
+    env.update({"PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"]})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+        assert line.startswith("listening on http://127.0.0.1:") and line.endswith("/mcp"), line
+        url = line.removeprefix("listening on ")
+        assert not url.endswith(":0/mcp")
+        async with Client(url, read_timeout_seconds=60) as client:
+            assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
