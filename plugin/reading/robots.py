@@ -1,6 +1,7 @@
 """robots.txt for page reads, as RFC 9309 says, for the product token `metasearch`.
 
 - 2xx: the file's rules (Protego parses them; the first 512 KiB are read, the RFC's minimum is 500 KiB).
+  The group for us is the one whose product token is `metasearch` (any case), else `*` (`for_our_token`).
 - 4xx ("unavailable"), more than five redirects (a loop among them), or a redirect to an address a
   read may not reach (a private one): no rules, everything may be read.
 - 5xx ("unreachable"), or a hop of it that cannot be read: everything is disallowed, for
@@ -18,6 +19,7 @@ that is cancelled (its caller went away) leaves it to the others, and it stops o
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
@@ -36,6 +38,29 @@ MAX_ROBOTS_CHARS = 512 * 1024
 # Fetches a URL following redirects hop by hop (the reader's own getter); raises FetchError or
 # TransportError when no answer could be had.
 Getter = Callable[[str, float], Awaitable[Response]]
+
+# A user-agent line (as Protego reads one: "User-agent:", "User agent", "useragent", the colon optional) and
+# its value up to a comment; and the product token a value starts with (RFC 9309 2.2.1: letters, "_", "-").
+_USER_AGENT_LINE = re.compile(r"^([ \t]*user[ -]?agent(?:[ \t]*:|[ \t]))([^#\r\n]*)", re.I | re.M)
+_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
+OTHER_AGENT = "~another-crawler"  # what a group for any other crawler is renamed to: no token can match it
+
+
+def for_our_token(text: str) -> str:
+    """robots.txt as Protego should read it for `metasearch`: a group applies to us when its product token
+    is ours, case-insensitively (RFC 9309 2.2.1; `Metasearch/1.0` names us, as Google's parser reads it),
+    or when it is `*`. Protego alone takes any group whose name is a prefix of ours (`meta`, `m`) for ours,
+    so a site that disallows every crawler but `meta` would be read. A leading byte-order mark is dropped
+    (it would hide the first user-agent line)."""
+    def rename(line: re.Match) -> str:
+        value = line.group(2).strip()
+        if not value or value == "*":
+            return line.group(0)
+        token = _PRODUCT_TOKEN.match(value)
+        ours = token is not None and token.group(0).lower() == ROBOTS_TOKEN
+        return f"{line.group(1)} {ROBOTS_TOKEN if ours else OTHER_AGENT}"
+
+    return _USER_AGENT_LINE.sub(rename, text.lstrip("\ufeff"))
 
 
 class SiteUnreachable(Exception):
@@ -87,7 +112,7 @@ class RobotsPolicy:
         if parsed is None:
             if len(self._parsed) > 256:
                 self._parsed.clear()
-            parsed = self._parsed[text] = Protego.parse(text)
+            parsed = self._parsed[text] = Protego.parse(for_our_token(text))
         return parsed
 
     async def rules(self, origin: str, deadline: float) -> RobotsRules:
