@@ -106,6 +106,31 @@ async def test_pdf_served_as_octet_stream_is_sniffed(standins):
     assert "Sniffed by its magic bytes." in (await read(site.url + "/file")).content
 
 
+def malformed_pdf(objects: dict[int, bytes]) -> bytes:
+    """A PDF whose objects are given as they stand (a cross-reference table made for them), root object 1."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
+    xref, size = len(out), max(objects) + 1
+    out += f"xref\n0 {size}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offsets[n]:010d} 00000 n \n".encode() for n in range(1, size))
+    out += f"trailer\n<< /Size {size} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+@pytest.mark.parametrize("objects", [
+    {1: b"2 0 R", 2: b"<< /Type /Catalog >>"},  # a catalog that is only a reference: AttributeError in pypdf
+    {1: b"1 0 R"},  # one that refers to itself
+])
+async def test_a_pdf_pypdf_chokes_on_is_not_extractable_not_a_crash(standins, objects):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/broken.pdf": page(malformed_pdf(objects), content_type="application/pdf")}))
+    error = await failure(site.url + "/broken.pdf")
+    assert error.code == "not_extractable" and error.message.startswith("the PDF could not be opened")
+
+
 async def test_plain_text_markdown_and_json(standins):
     plain = "Line one *not emphasis*\n\nLine <two> with # signs\n"
     markdown = "# Release notes\n\n- fixed the **parser**\n"

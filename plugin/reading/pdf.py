@@ -27,7 +27,6 @@ def pdf_text(body: bytes, *, max_pages: int) -> PdfText:
     import logging
 
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # it warns about every small defect it repairs
     try:
@@ -35,7 +34,8 @@ def pdf_text(body: bytes, *, max_pages: int) -> PdfText:
         if reader.is_encrypted:
             reader.decrypt("")  # many PDFs are "encrypted" with an empty user password
         total = len(reader.pages)
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, NotImplementedError) as exc:
+    except Exception as exc:  # noqa: BLE001 - pypdf fails on malformed files in ways it does not name
+        # (PyPdfError, ValueError, KeyError, but also AttributeError, RecursionError ...): all the same here
         raise FetchError(NOT_EXTRACTABLE, f"the PDF could not be opened: {type(exc).__name__}: {str(exc)[:120]}") \
             from None
     parts: list[str] = []
