@@ -106,6 +106,35 @@ async def test_pdf_served_as_octet_stream_is_sniffed(standins):
     assert "Sniffed by its magic bytes." in (await read(site.url + "/file")).content
 
 
+@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "application/force-download",
+                                          "application/x-download", "text/plain"])
+async def test_a_pdf_sent_under_another_type_is_read_as_a_pdf(standins, content_type):
+    """A script that sends a file without setting its type (PHP's default is text/html), or a download
+    type: the body is a PDF, and its text is read, not its raw syntax or an unsupported_content."""
+    body = pdf_bytes([["Quarterly report", "Revenue grew by 12 percent."]], title="Q3 Report")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/get.php": page(body, content_type=content_type)}))
+    response = await read(site.url + "/get.php")
+    assert response.content_type == "application/pdf" and response.title == "Q3 Report"
+    assert "Revenue grew by 12 percent." in response.content and "endobj" not in response.content
+
+
+async def test_text_and_html_without_a_useful_type_are_sniffed(standins):
+    notes = "# Release notes\n\nThe parser is faster, café.\n"
+    fragment = ('<meta charset="utf-8"><title>Notes</title><p>' + " ".join(["The fragment's own words."] * 20)
+                + "</p>")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/README.md": page(notes, content_type="application/octet-stream"),
+                                  "/fragment": page(fragment, content_type="application/octet-stream"),
+                                  "/blob": page(b"\x00\x01binary" * 50, content_type="application/octet-stream")}))
+    reader = Reader(settings())
+    text = await read(site.url + "/README.md", reader)
+    assert text.content == notes.rstrip("\n") and text.content_type == "text/plain"
+    html = await read(site.url + "/fragment", reader)
+    assert "The fragment's own words." in html.content and "<p>" not in html.content and html.title == "Notes"
+    assert (await failure(site.url + "/blob", reader)).code == "unsupported_content"
+    await reader.close()
+
+
 def malformed_pdf(objects: dict[int, bytes]) -> bytes:
     """A PDF whose objects are given as they stand (a cross-reference table made for them), root object 1."""
     out = bytearray(b"%PDF-1.4\n")
