@@ -135,6 +135,18 @@ async def test_text_and_html_without_a_useful_type_are_sniffed(standins):
     await reader.close()
 
 
+@pytest.mark.parametrize("stamp", [b"D:19700101000000Z", b"D:20990101000000Z"])
+async def test_a_pdf_creation_date_no_document_can_have_is_no_publication_date(standins, stamp):
+    """A generator with an unset clock stamps 1970-01-01; one with a clock gone wrong, a date to come: the
+    page has no date then, as an HTML page's implausible date is none (plugin.reading.published)."""
+    body = pdf_bytes([["Quarterly report", "Revenue grew by 12 percent."]], title="Q3 Report")
+    assert b"D:20240305120000Z" in body
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/q3.pdf": page(
+        body.replace(b"D:20240305120000Z", stamp), content_type="application/pdf")}))
+    response = await read(site.url + "/q3.pdf")
+    assert "Revenue grew by 12 percent." in response.content and response.published is None
+
+
 def malformed_pdf(objects: dict[int, bytes]) -> bytes:
     """A PDF whose objects are given as they stand (a cross-reference table made for them), root object 1."""
     out = bytearray(b"%PDF-1.4\n")

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from plugin.errors import NOT_EXTRACTABLE, FetchError
+from plugin.reading.published import _plausible
 
 _BLANKS = re.compile(r"\n{3,}")
 
@@ -78,6 +79,8 @@ def _metadata(reader) -> tuple[str | None, dt.date | None]:
     try:
         created = info.creation_date
         published = created.date() if created else None
+        if published is not None and not _plausible(published):  # an unset clock (1970), a date to come
+            published = None
     except Exception:  # noqa: BLE001 - malformed dates are common
         published = None
     return title, published
