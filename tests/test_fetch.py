@@ -622,6 +622,20 @@ async def test_loopback_is_refused_by_default(standins):
     assert site.requests == []
 
 
+@pytest.mark.parametrize("transport", ["browser", "plain"])
+async def test_loopback_in_full_width_spellings_is_refused_before_any_lookup(standins, transport):
+    """IDNA maps full-width digits and letters and the ideographic full stop to ASCII, as clients do when
+    they send the host: "１２７.０.０.１" is 127.0.0.1 and is refused as such by the URL check, on either
+    transport, not left to fail later as a malformed URL (`http_error`) or to a DNS lookup."""
+    site = await standins(page(article_html()))
+    port = site.url.rsplit(":", 1)[1]
+    for host in ("１２７.０.０.１", "127。0。0。1", "127.0.0.１", "ＬＯＣＡＬＨＯＳＴ"):
+        error = await failure(f"http://{host}:{port}/post", Reader(Settings(state_backend="memory", transport=transport)))
+        assert error.code == "private_address", (host, error.message)
+        assert "resolves to" not in error.message, error.message
+    assert site.requests == []
+
+
 def public_site(table: dict[str, list[str]], **overrides) -> Reader:
     """A reader with the guard on, in which the loopback stand-in plays a public site reached through
     made-up names (the stand-in DNS); every other address is judged by the real rules."""
