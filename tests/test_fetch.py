@@ -172,6 +172,14 @@ async def test_a_pdf_pypdf_chokes_on_is_not_extractable_not_a_crash(standins, ob
     assert error.code == "not_extractable" and error.message.startswith("the PDF could not be opened")
 
 
+async def test_json_nested_too_deep_to_lay_out_is_shown_as_sent_not_a_crash(standins):
+    deep = "[" * 5000 + '"the innermost value"' + "]" * 5000
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/deep": page(deep, content_type="application/json")}))
+    response = await read(site.url + "/deep")
+    assert response.content_type == "application/json" and "the innermost value" in response.content
+    assert response.total_chars == len(deep) and any("nested too deep" in w for w in response.warnings)
+
+
 async def test_plain_text_markdown_and_json(standins):
     plain = "Line one *not emphasis*\n\nLine <two> with # signs\n"
     markdown = "# Release notes\n\n- fixed the **parser**\n"

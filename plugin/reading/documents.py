@@ -150,6 +150,9 @@ def build_document(response: Response, *, markdown: bool, settings: Settings, de
             except ValueError:
                 content = text
                 warnings.append("the body is not valid JSON; it is shown as sent")
+            except RecursionError:  # json's parser recurses per level: ~1,000 levels (2 KB of "[") exhaust it
+                content = text
+                warnings.append("the JSON is nested too deep to lay out; it is shown as sent")
         else:
             content = text
             if media in GENERIC_TYPES:  # sniffed: said as what it was read as
