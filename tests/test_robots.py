@@ -452,3 +452,25 @@ async def test_a_robots_txt_starting_with_a_byte_order_mark_keeps_its_first_grou
             await reader.fetch(site.url + "/private/post")
     assert caught.value.code == "blocked_by_robots"
     assert paths(site) == ["/robots.txt"]
+
+
+async def test_a_read_that_joined_a_robots_lookup_under_a_shorter_deadline_asks_again_under_its_own(standins):
+    """A search's read window (short) and a fetch (the page's whole time) of two pages of one site at once
+    share one robots.txt lookup. It runs under the deadline of whoever started it: when that was the
+    short one and robots.txt is slow, the fetch has time left and asks again, as a page read that joined
+    another caller's read does, instead of failing with the other caller's timeout."""
+    site = await standins(routes({"/robots.txt": page("User-agent: *\nDisallow:\n", content_type="text/plain",
+                                                      delay=1.5),
+                                  "/a": page(article_html()), "/b": page(article_html())}))
+    async with Reader(settings(fetch_timeout_ms=20_000)) as reader:
+        short = asyncio.get_running_loop().time() + 0.3
+        searched = asyncio.create_task(reader.document(site.url + "/a", markdown=True, ignore_robots=False,
+                                                       deadline=short))
+        while not site.requests:  # robots.txt has been asked, under the short deadline
+            await asyncio.sleep(0.01)
+        fetched = await reader.fetch(site.url + "/b")
+        with pytest.raises(FetchError) as caught:
+            await searched
+    assert caught.value.code == "timeout"  # the short one ran out, as it should
+    assert fetched.status == 200 and fetched.final_url == site.url + "/b"
+    assert paths(site).count("/robots.txt") == 2 and paths(site)[-1] == "/b"

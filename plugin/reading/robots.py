@@ -13,7 +13,9 @@
 Verdicts are kept in the state store (`robots_cache_ttl_s`, 24 h by default, the RFC's upper bound for
 caching; a ttl of 0 keeps nothing), so every process of a user, or of a fleet on Redis, asks a site for
 its robots.txt once. Reads of one site started together share one lookup, which runs on its own: a read
-that is cancelled (its caller went away) leaves it to the others, and it stops only when none is left.
+that is cancelled (its caller went away) leaves it to the others, and it stops only when none is left. It
+runs under the deadline of the read that started it; a read that joined it with much more time left asks
+again when it ran out of time (as page reads do: plugin.reading.reader.ran_out_sooner).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class SiteUnreachable(Exception):
     def __init__(self, code: str, why: str):
         super().__init__(why)
         self.code = code
+        self.deadline: float | None = None  # the lookup's (loop time), for the callers that shared it
 
 
 @dataclass(frozen=True)
@@ -124,10 +127,24 @@ class RobotsPolicy:
             except (ValueError, TypeError):
                 pass  # an entry from another version: ask again
         # Reads of one site started together share one lookup (a task of its own: see the docstring).
-        return await self._lookups.run(origin, lambda: self._lookup(key, origin, deadline))
+        # It runs under the deadline of the read that started it; one that joined it with much more time
+        # left (a fetch beside a search's short read window) asks again when it ran out of that time.
+        from plugin.reading.reader import ran_out_sooner
+
+        lookup = lambda: self._lookup(key, origin, deadline)  # noqa: E731
+        try:
+            return await self._lookups.run(origin, lookup)
+        except SiteUnreachable as exc:
+            if exc.code not in (TIMEOUT, OVERLOADED) or not ran_out_sooner(exc.deadline, deadline):
+                raise
+            return await self._lookups.run(origin, lookup)
 
     async def _lookup(self, key: str, origin: str, deadline: float) -> RobotsRules:
-        rules = await self._fetch(origin, deadline)
+        try:
+            rules = await self._fetch(origin, deadline)
+        except SiteUnreachable as exc:
+            exc.deadline = deadline
+            raise
         ttl = self.settings.robots_error_ttl_s if rules.kind == "disallow_all" else self.settings.robots_cache_ttl_s
         if ttl > 0:
             await self.state.cache_put(key, json.dumps(rules.__dict__), ttl)
