@@ -125,12 +125,16 @@ async def test_text_and_html_without_a_useful_type_are_sniffed(standins):
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
                                   "/README.md": page(notes, content_type="application/octet-stream"),
                                   "/fragment": page(fragment, content_type="application/octet-stream"),
+                                  "/xhtml": page('<?xml version="1.0" encoding="utf-8"?>\n' + article_html(),
+                                                 content_type="application/octet-stream"),
                                   "/blob": page(b"\x00\x01binary" * 50, content_type="application/octet-stream")}))
     reader = Reader(settings())
     text = await read(site.url + "/README.md", reader)
     assert text.content == notes.rstrip("\n") and text.content_type == "text/plain"
     html = await read(site.url + "/fragment", reader)
     assert "The fragment's own words." in html.content and "<p>" not in html.content and html.title == "Notes"
+    xhtml = await read(site.url + "/xhtml", reader)
+    assert "futures that do nothing until they are polled" in xhtml.content and "<p>" not in xhtml.content
     assert (await failure(site.url + "/blob", reader)).code == "unsupported_content"
     await reader.close()
 

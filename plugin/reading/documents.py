@@ -28,8 +28,9 @@ TEXT_TYPES = frozenset({"text/plain"})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
 GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "application/unknown"})
 # An unlabelled body is HTML when it starts (after comments) with one of these tags: WHATWG MIME Sniffing's
-# list (7.1), and the tags a page fragment or a generated page often starts with (<meta>, <link>).
-_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|script|iframe|h1|div|font|table|a|style"
+# list (7.1), and the tags a page fragment or a generated page often starts with (<meta>, <link>); XHTML
+# may come after an XML declaration.
+_HTML_START = re.compile(rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|script|iframe|h1|div|font|table|a|style"
                          rb"|title|b|br|p|meta|link)[\s>/]", re.I | re.S)
 # Bytes no text holds (WHATWG MIME Sniffing's "binary data bytes"): a generic body without them is text.
 _BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
