@@ -106,6 +106,84 @@ async def test_pdf_served_as_octet_stream_is_sniffed(standins):
     assert "Sniffed by its magic bytes." in (await read(site.url + "/file")).content
 
 
+@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "application/force-download",
+                                          "application/x-download", "text/plain"])
+async def test_a_pdf_sent_under_another_type_is_read_as_a_pdf(standins, content_type):
+    """A script that sends a file without setting its type (PHP's default is text/html), or a download
+    type: the body is a PDF, and its text is read, not its raw syntax or an unsupported_content."""
+    body = pdf_bytes([["Quarterly report", "Revenue grew by 12 percent."]], title="Q3 Report")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/get.php": page(body, content_type=content_type)}))
+    response = await read(site.url + "/get.php")
+    assert response.content_type == "application/pdf" and response.title == "Q3 Report"
+    assert "Revenue grew by 12 percent." in response.content and "endobj" not in response.content
+
+
+async def test_text_and_html_without_a_useful_type_are_sniffed(standins):
+    notes = "# Release notes\n\nThe parser is faster, café.\n"
+    fragment = ('<meta charset="utf-8"><title>Notes</title><p>' + " ".join(["The fragment's own words."] * 20)
+                + "</p>")
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/README.md": page(notes, content_type="application/octet-stream"),
+                                  "/fragment": page(fragment, content_type="application/octet-stream"),
+                                  "/xhtml": page('<?xml version="1.0" encoding="utf-8"?>\n' + article_html(),
+                                                 content_type="application/octet-stream"),
+                                  "/blob": page(b"\x00\x01binary" * 50, content_type="application/octet-stream")}))
+    reader = Reader(settings())
+    text = await read(site.url + "/README.md", reader)
+    assert text.content == notes.rstrip("\n") and text.content_type == "text/plain"
+    html = await read(site.url + "/fragment", reader)
+    assert "The fragment's own words." in html.content and "<p>" not in html.content and html.title == "Notes"
+    xhtml = await read(site.url + "/xhtml", reader)
+    assert "futures that do nothing until they are polled" in xhtml.content and "<p>" not in xhtml.content
+    assert (await failure(site.url + "/blob", reader)).code == "unsupported_content"
+    await reader.close()
+
+
+@pytest.mark.parametrize("stamp", [b"D:19700101000000Z", b"D:20990101000000Z"])
+async def test_a_pdf_creation_date_no_document_can_have_is_no_publication_date(standins, stamp):
+    """A generator with an unset clock stamps 1970-01-01; one with a clock gone wrong, a date to come: the
+    page has no date then, as an HTML page's implausible date is none (plugin.reading.published)."""
+    body = pdf_bytes([["Quarterly report", "Revenue grew by 12 percent."]], title="Q3 Report")
+    assert b"D:20240305120000Z" in body
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/q3.pdf": page(
+        body.replace(b"D:20240305120000Z", stamp), content_type="application/pdf")}))
+    response = await read(site.url + "/q3.pdf")
+    assert "Revenue grew by 12 percent." in response.content and response.published is None
+
+
+def malformed_pdf(objects: dict[int, bytes]) -> bytes:
+    """A PDF whose objects are given as they stand (a cross-reference table made for them), root object 1."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
+    xref, size = len(out), max(objects) + 1
+    out += f"xref\n0 {size}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offsets[n]:010d} 00000 n \n".encode() for n in range(1, size))
+    out += f"trailer\n<< /Size {size} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+@pytest.mark.parametrize("objects", [
+    {1: b"2 0 R", 2: b"<< /Type /Catalog >>"},  # a catalog that is only a reference: AttributeError in pypdf
+    {1: b"1 0 R"},  # one that refers to itself
+])
+async def test_a_pdf_pypdf_chokes_on_is_not_extractable_not_a_crash(standins, objects):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN,
+                                  "/broken.pdf": page(malformed_pdf(objects), content_type="application/pdf")}))
+    error = await failure(site.url + "/broken.pdf")
+    assert error.code == "not_extractable" and error.message.startswith("the PDF could not be opened")
+
+
+async def test_json_nested_too_deep_to_lay_out_is_shown_as_sent_not_a_crash(standins):
+    deep = "[" * 5000 + '"the innermost value"' + "]" * 5000
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/deep": page(deep, content_type="application/json")}))
+    response = await read(site.url + "/deep")
+    assert response.content_type == "application/json" and "the innermost value" in response.content
+    assert response.total_chars == len(deep) and any("nested too deep" in w for w in response.warnings)
+
+
 async def test_plain_text_markdown_and_json(standins):
     plain = "Line one *not emphasis*\n\nLine <two> with # signs\n"
     markdown = "# Release notes\n\n- fixed the **parser**\n"
@@ -553,6 +631,20 @@ async def test_loopback_is_refused_by_default(standins):
         assert error.code == "private_address", url
         assert not error.bad_input
         assert OPT_IN in error.message, error.message  # the refusal names the operator's opt-in
+    assert site.requests == []
+
+
+@pytest.mark.parametrize("transport", ["browser", "plain"])
+async def test_loopback_in_full_width_spellings_is_refused_before_any_lookup(standins, transport):
+    """IDNA maps full-width digits and letters and the ideographic full stop to ASCII, as clients do when
+    they send the host: "１２７.０.０.１" is 127.0.0.1 and is refused as such by the URL check, on either
+    transport, not left to fail later as a malformed URL (`http_error`) or to a DNS lookup."""
+    site = await standins(page(article_html()))
+    port = site.url.rsplit(":", 1)[1]
+    for host in ("１２７.０.０.１", "127。0。0。1", "127.0.0.１", "ＬＯＣＡＬＨＯＳＴ"):
+        error = await failure(f"http://{host}:{port}/post", Reader(Settings(state_backend="memory", transport=transport)))
+        assert error.code == "private_address", (host, error.message)
+        assert "resolves to" not in error.message, error.message
     assert site.requests == []
 
 

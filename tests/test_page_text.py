@@ -7,8 +7,13 @@ from __future__ import annotations
 import codecs
 
 import pytest
+from examples import scaled
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from pages import ARTICLE_PARAGRAPHS, article_html
+from plugin.infra.transport import _take_cookies
 from plugin.reading.addresses import Target
 from plugin.reading.documents import kind_of
 from plugin.reading.extract import extract_html, parse_html, visible_text
@@ -322,3 +327,52 @@ def test_a_cookie_set_over_https_is_not_sent_over_plain_http():
     assert cookies.for_hop(plain) == {"lang": "en"}
     assert cookies.for_hop(secure) == {"session": "s1", "lang": "en"}
     assert cookies.for_hop(target("https://other.example/")) == {}
+
+
+# ----- the cookies of one read, against a plain model -----
+COOKIE_HOSTS = ("news.example", "cdn.example", "news.example.org")
+COOKIE_NAMES = ("session", "lang", "consent")
+
+
+class ReadCookiesMachine(RuleBasedStateMachine):
+    """A read's hops across hosts and schemes, each response setting and deleting cookies (Set-Cookie
+    headers, parsed by the transport as a real exchange's are). The model: per host, each cookie's value
+    and whether it was set over https. A hop is sent exactly its host's cookies (an https-set one only over
+    https); a deletion takes away only what the hop was sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cookies = ReadCookies()
+        self.model: dict[str, dict[str, tuple[str, bool]]] = {host: {} for host in COOKIE_HOSTS}
+
+    def expected(self, host: str, scheme: str) -> dict[str, str]:
+        return {name: value for name, (value, secure) in self.model[host].items() if scheme == "https" or not secure}
+
+    @rule(host=st.sampled_from(COOKIE_HOSTS), scheme=st.sampled_from(["http", "https"]),
+          sets=st.dictionaries(st.sampled_from(COOKIE_NAMES), st.sampled_from(["1", "2", "x"]), max_size=2),
+          deletes=st.sets(st.sampled_from(COOKIE_NAMES), max_size=2))
+    def hop(self, host, scheme, sets, deletes):
+        deletes -= sets.keys()
+        hop = target(f"{scheme}://{host}/page")
+        sent = self.cookies.for_hop(hop)
+        assert sent == self.expected(host, scheme)
+        jar = dict(sent)
+        _take_cookies(jar, [f"{name}={value}; Path=/; HttpOnly" for name, value in sets.items()]
+                      + [f"{name}=; Max-Age=0; Path=/" for name in deletes])
+        self.cookies.after_hop(hop, sent, jar)
+        for name in deletes & sent.keys():
+            self.model[host].pop(name)
+        for name, value in sets.items():
+            if sent.get(name) != value:
+                self.model[host][name] = (value, scheme == "https")
+
+    @invariant()
+    def every_host_and_scheme_is_sent_its_own(self):
+        for host in COOKIE_HOSTS:
+            for scheme in ("http", "https"):
+                assert self.cookies.for_hop(target(f"{scheme}://{host}/other")) == self.expected(host, scheme)
+
+
+def test_a_reads_cookies_answer_as_the_model():
+    run_state_machine_as_test(ReadCookiesMachine, settings=hypothesis_settings(
+        max_examples=scaled(100), stateful_step_count=30, deadline=None))

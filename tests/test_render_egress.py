@@ -335,3 +335,33 @@ async def test_an_https_proxy_is_reached_over_tls_checked_against_the_bundle(sta
     finally:
         await operator.stop()
     assert [(method, target) for method, target, _ in operator.seen] == [("CONNECT", f"127.0.0.1:{port}")]
+
+
+@pytest.mark.parametrize("status_line", [b"garbage", b"HTTP/1.1", b"HTTP/1.1 abc Bad", b""])
+async def test_an_upstream_answer_without_a_status_is_a_bad_gateway_not_a_crash(status_line):
+    """A plain-http server whose answer has no readable status line: the page is answered 502 (as any
+    upstream failure is), and nothing escapes the egress as an unhandled exception."""
+    async def broken(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(status_line + b"\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(broken, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: unhandled.append(context))
+    proxy = await egress().start()
+    try:
+        proxy.expect("127.0.0.1", port)
+        head, _, writer = await get_via(proxy, "127.0.0.1", port)
+        writer.close()
+        assert head.startswith(b"HTTP/1.1 502"), head
+    finally:
+        await proxy.close()
+        loop.set_exception_handler(previous)
+        server.close()
+        await server.wait_closed()
+    assert unhandled == []

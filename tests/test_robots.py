@@ -13,6 +13,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engines.base import Headers, Response
 from pages import ROBOTS_OPEN, StandInDNS, article_html, loopback_is_public, paths, reading_settings, redirect, routes
@@ -407,3 +409,68 @@ async def test_a_read_cancelled_during_the_shared_robots_lookup_leaves_the_other
             await first
     assert response.status == 200 and response.final_url == site.url + "/b"
     assert paths(site) == ["/robots.txt", "/b"]
+
+
+# ----- which group is ours (RFC 9309 2.2.1), and a byte-order mark -----
+@pytest.mark.parametrize("text, path, expected", [
+    # A group for another crawler whose name is a prefix of ours is not ours: `*` holds.
+    ("User-agent: *\nDisallow: /\n\nUser-agent: meta\nAllow: /\n", "/a", "blocked_by_robots"),
+    ("User-agent: meta\nDisallow: /\n", "/a", "read"),
+    ("User-agent: m\nUser-agent: metas\nDisallow: /\n", "/a", "read"),
+    ("User-agent: *\nDisallow: /\n\nUser-agent: metasearch-bot\nAllow: /\n", "/a", "blocked_by_robots"),
+    # Our token however it is written: any case, a version after it, a comment after it.
+    ("User-agent: *\nAllow: /\n\nUser-agent: Metasearch/1.0\nDisallow: /private\n", "/private/a", "blocked_by_robots"),
+    ("User-agent: *\nDisallow: /\n\nuser-agent: METASEARCH # us\nAllow: /\n", "/a", "read"),
+    ("User-agent: other\nUser-agent: metasearch\nDisallow: /x\n", "/x", "blocked_by_robots"),
+])
+async def test_only_a_group_naming_our_token_or_star_applies_to_us(text, path, expected):
+    policy = RobotsPolicy(settings(), MemoryState(), ScriptedGetter(robots_response(text)))
+    assert await verdict(policy, "http://site.example" + path) == expected
+
+
+@given(st.one_of(st.integers(1, len(ROBOTS_TOKEN) - 1).map(lambda n: ROBOTS_TOKEN[:n]),  # prefixes of ours
+                 st.from_regex(r"[A-Za-z_-]{1,14}", fullmatch=True)).filter(lambda name: name.lower() != ROBOTS_TOKEN))
+def test_no_other_crawlers_group_is_read_as_ours(name):
+    """Whatever another crawler is called (a prefix of our token included), its group neither lets us in
+    where `*` keeps crawlers out nor keeps us out where `*` lets them in."""
+    policy = RobotsPolicy(settings(), MemoryState(), ScriptedGetter(robots_response("")))
+    allows_it = policy._parser(f"User-agent: *\nDisallow: /\n\nUser-agent: {name}\nAllow: /\n")
+    keeps_it_out = policy._parser(f"User-agent: *\nAllow: /\n\nUser-agent: {name}\nDisallow: /\n")
+    assert not allows_it.can_fetch("http://site.example/a", ROBOTS_TOKEN)
+    assert keeps_it_out.can_fetch("http://site.example/a", ROBOTS_TOKEN)
+
+
+@pytest.mark.parametrize("content_type", ["application/octet-stream", "text/plain; charset=utf-8"])
+async def test_a_robots_txt_starting_with_a_byte_order_mark_keeps_its_first_group(standins, content_type):
+    """A robots.txt saved by a Windows editor starts with a UTF-8 byte-order mark; served as text it is
+    decoded without it, and served with a generic type (or none) its first line must still be read."""
+    rules = "\ufeffUser-agent: *\nDisallow: /private/\n".encode()
+    site = await standins(routes({"/robots.txt": page(rules, content_type=content_type),
+                                  "/private/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        with pytest.raises(FetchError) as caught:
+            await reader.fetch(site.url + "/private/post")
+    assert caught.value.code == "blocked_by_robots"
+    assert paths(site) == ["/robots.txt"]
+
+
+async def test_a_read_that_joined_a_robots_lookup_under_a_shorter_deadline_asks_again_under_its_own(standins):
+    """A search's read window (short) and a fetch (the page's whole time) of two pages of one site at once
+    share one robots.txt lookup. It runs under the deadline of whoever started it: when that was the
+    short one and robots.txt is slow, the fetch has time left and asks again, as a page read that joined
+    another caller's read does, instead of failing with the other caller's timeout."""
+    site = await standins(routes({"/robots.txt": page("User-agent: *\nDisallow:\n", content_type="text/plain",
+                                                      delay=1.5),
+                                  "/a": page(article_html()), "/b": page(article_html())}))
+    async with Reader(settings(fetch_timeout_ms=20_000)) as reader:
+        short = asyncio.get_running_loop().time() + 0.3
+        searched = asyncio.create_task(reader.document(site.url + "/a", markdown=True, ignore_robots=False,
+                                                       deadline=short))
+        while not site.requests:  # robots.txt has been asked, under the short deadline
+            await asyncio.sleep(0.01)
+        fetched = await reader.fetch(site.url + "/b")
+        with pytest.raises(FetchError) as caught:
+            await searched
+    assert caught.value.code == "timeout"  # the short one ran out, as it should
+    assert fetched.status == 200 and fetched.final_url == site.url + "/b"
+    assert paths(site).count("/robots.txt") == 2 and paths(site)[-1] == "/b"

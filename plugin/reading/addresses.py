@@ -102,6 +102,7 @@ def check_url(url: object, *, allow_private: "bool | PrivateAllowance",
     host = host.rstrip(".").lower()
     if not host:
         raise FetchError(INVALID_URL, "url has no host")
+    ascii_host = host
     if ":" not in host:  # a name (IPv6 literals were checked by urlsplit)
         try:
             ascii_host = host if host.isascii() else host.encode("idna").decode("ascii")
@@ -109,13 +110,17 @@ def check_url(url: object, *, allow_private: "bool | PrivateAllowance",
             ascii_host = ""
         if len(ascii_host) > 253 or not all(HOST_LABEL.fullmatch(label) for label in ascii_host.split(".")):
             raise FetchError(INVALID_URL, f"host {host[:80]!r} is not a valid domain name")
+        # Judged as clients send it: IDNA maps full-width digits and letters and the ideographic full stop
+        # to ASCII, so "１２７.０.０.１" is 127.0.0.1 and "ＬＯＣＡＬＨＯＳＴ" is localhost.
+        ascii_host = ascii_host.rstrip(".").lower()
     target = Target(url=url, scheme=scheme, host=host, port=port or (443 if scheme == "https" else 80))
     if not allowance.everything:
-        literal = _ip_literal(host)
+        literal = _ip_literal(ascii_host)
         if literal is not None and not public(literal) and not allowance.permits_address(literal):
             raise private_address(f"{host} is not a public address; reading it is refused", allowance=allowance)
         # The machine itself, whatever DNS says; with address blocks allowed, the resolver judges its addresses.
-        if (host == "localhost" or host.endswith(".localhost")) and not (allowance.permits_name(host) or allowance.networks):
+        if (ascii_host == "localhost" or ascii_host.endswith(".localhost")) and not (
+                allowance.permits_name(host) or allowance.networks):
             raise private_address(f"{host} is this machine; reading it is refused", allowance=allowance)
     return target
 

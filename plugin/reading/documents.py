@@ -1,9 +1,9 @@
 """From a page's bytes to its text, by content type.
 
 HTML/XHTML: main text (plugin.reading.extract); PDF: text per page (plugin.reading.pdf); text/plain
-and Markdown: as sent; JSON: pretty-printed. Anything else is unsupported_content. A missing or
-generic (application/octet-stream) type is sniffed: PDF magic, an HTML start (after a byte-order
-mark, if any). Text is decoded with the project's one charset decoder, and every document leaves
+and Markdown: as sent; JSON: pretty-printed. Anything else is unsupported_content. A body starting
+with the PDF magic is a PDF whatever its type; a missing or generic (application/octet-stream) type is
+sniffed: an HTML start (after a byte-order mark, if any), else text when its head holds no binary byte. Text is decoded with the project's one charset decoder, and every document leaves
 here cleaned for a model (`clean_document`: no control or invisible characters, nothing that passes
 for our framing).
 """
@@ -27,7 +27,13 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 TEXT_TYPES = frozenset({"text/plain"})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
 GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "application/unknown"})
-_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)[\s>]", re.I | re.S)
+# An unlabelled body is HTML when it starts (after comments) with one of these tags: WHATWG MIME Sniffing's
+# list (7.1), and the tags a page fragment or a generated page often starts with (<meta>, <link>); XHTML
+# may come after an XML declaration.
+_HTML_START = re.compile(rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|script|iframe|h1|div|font|table|a|style"
+                         rb"|title|b|br|p|meta|link)[\s>/]", re.I | re.S)
+# Bytes no text holds (WHATWG MIME Sniffing's "binary data bytes"): a generic body without them is text.
+_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 _MD_TITLE = re.compile(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", re.M)
 
 
@@ -69,7 +75,12 @@ def media_type(content_type: str | None) -> str:
 
 
 def kind_of(media: str, body: bytes) -> str | None:
-    """html, pdf, text, markdown, json, or None for a type we do not read."""
+    """html, pdf, text, markdown, json, or None for a type we do not read. A body that starts as a PDF is
+    one whatever its type says (a script that sends a file as text/html, a download type such as
+    application/force-download); a generic one is sniffed: HTML by its first tag, else text when no byte
+    in its head is binary."""
+    if body[:1024].lstrip().startswith(b"%PDF-"):
+        return "pdf"
     if media in HTML_TYPES:
         return "html"
     if media in PDF_TYPES:
@@ -81,11 +92,12 @@ def kind_of(media: str, body: bytes) -> str | None:
     if media == "application/json" or (media.startswith("application/") and media.endswith("+json")):
         return "json"
     if media in GENERIC_TYPES:
-        head = body[:1024].lstrip()
-        if head.startswith(b"%PDF-"):
-            return "pdf"
-        if _HTML_START.match(_sniffed_head(body)):
+        head = _sniffed_head(body)
+        if _HTML_START.match(head):
             return "html"
+        utf16 = body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))  # its bytes say nothing here
+        if head.strip() and not utf16 and not _BINARY_BYTES.search(head):
+            return "text"
     return None
 
 
@@ -118,7 +130,7 @@ def build_document(response: Response, *, markdown: bool, settings: Settings, de
 
         read = pdf_text(response.body, max_pages=settings.fetch_pdf_max_pages)
         title, published, content, warnings = read.title, read.published, read.content, read.warnings
-        media = media or "application/pdf"
+        media = media if media in PDF_TYPES else "application/pdf"
     else:
         text = response.text or decode_body(response.body, response.headers.get("content-type"))[0]
         if kind == "html":
@@ -139,8 +151,13 @@ def build_document(response: Response, *, markdown: bool, settings: Settings, de
             except ValueError:
                 content = text
                 warnings.append("the body is not valid JSON; it is shown as sent")
+            except RecursionError:  # json's parser recurses per level: ~1,000 levels (2 KB of "[") exhaust it
+                content = text
+                warnings.append("the JSON is nested too deep to lay out; it is shown as sent")
         else:
             content = text
+            if media in GENERIC_TYPES:  # sniffed: said as what it was read as
+                media = "text/plain"
             if kind == "markdown":
                 found = _MD_TITLE.search(text[:5000])
                 title = found.group(1) if found else None

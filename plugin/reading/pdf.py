@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from plugin.errors import NOT_EXTRACTABLE, FetchError
+from plugin.reading.published import _plausible
 
 _BLANKS = re.compile(r"\n{3,}")
 
@@ -27,7 +28,6 @@ def pdf_text(body: bytes, *, max_pages: int) -> PdfText:
     import logging
 
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # it warns about every small defect it repairs
     try:
@@ -35,7 +35,8 @@ def pdf_text(body: bytes, *, max_pages: int) -> PdfText:
         if reader.is_encrypted:
             reader.decrypt("")  # many PDFs are "encrypted" with an empty user password
         total = len(reader.pages)
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, NotImplementedError) as exc:
+    except Exception as exc:  # noqa: BLE001 - pypdf fails on malformed files in ways it does not name
+        # (PyPdfError, ValueError, KeyError, but also AttributeError, RecursionError ...): all the same here
         raise FetchError(NOT_EXTRACTABLE, f"the PDF could not be opened: {type(exc).__name__}: {str(exc)[:120]}") \
             from None
     parts: list[str] = []
@@ -78,6 +79,8 @@ def _metadata(reader) -> tuple[str | None, dt.date | None]:
     try:
         created = info.creation_date
         published = created.date() if created else None
+        if published is not None and not _plausible(published):  # an unset clock (1970), a date to come
+            published = None
     except Exception:  # noqa: BLE001 - malformed dates are common
         published = None
     return title, published

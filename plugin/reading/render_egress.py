@@ -281,7 +281,11 @@ class ReadEgress:
             upstream_writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
             await _relay_body(headers, reader, upstream_writer, lambda size: None)
             await upstream_writer.drain()
-            return await self._relay_response(method, upstream_reader, writer, reader, upstream_writer)
+            try:
+                return await self._relay_response(method, upstream_reader, writer, reader, upstream_writer)
+            except UnreadableStatus as exc:  # nothing of the answer has gone to the page yet
+                await _answer(writer, 502, f"{host}:{port}: {exc}")
+                return False
         finally:
             self._untrack(upstream_writer)
 
@@ -294,7 +298,7 @@ class ReadEgress:
             if head is None:
                 return False
             self._count(len(head))
-            status = int(head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)[1])
+            status = _status_of(head)
             if 100 <= status < 200 and status != 101:
                 writer.write(head)
                 continue  # 100 Continue and the like: the real answer follows
@@ -458,6 +462,20 @@ def _parse_request(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise ValueError(f"not an HTTP/1.x request line: {line[:100]!r}")
     return parts[0].upper(), parts[1], _header_list(head)
+
+
+class UnreadableStatus(ValueError):
+    """An upstream answer whose first line is not `HTTP/1.x <three digits> ...`."""
+
+
+def _status_of(head: bytes) -> int:
+    """The status of a response head; UnreadableStatus when its first line has none."""
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not (len(parts[1]) == 3 and parts[1].isascii()
+                                                                   and parts[1].isdigit()):
+        raise UnreadableStatus(f"the server's answer has no status line ({line[:60]!r})")
+    return int(parts[1])
 
 
 def _header_list(head: bytes) -> list[tuple[str, str]]:

@@ -1,6 +1,7 @@
 """robots.txt for page reads, as RFC 9309 says, for the product token `metasearch`.
 
 - 2xx: the file's rules (Protego parses them; the first 512 KiB are read, the RFC's minimum is 500 KiB).
+  The group for us is the one whose product token is `metasearch` (any case), else `*` (`for_our_token`).
 - 4xx ("unavailable"), more than five redirects (a loop among them), or a redirect to an address a
   read may not reach (a private one): no rules, everything may be read.
 - 5xx ("unreachable"), or a hop of it that cannot be read: everything is disallowed, for
@@ -12,12 +13,15 @@
 Verdicts are kept in the state store (`robots_cache_ttl_s`, 24 h by default, the RFC's upper bound for
 caching; a ttl of 0 keeps nothing), so every process of a user, or of a fleet on Redis, asks a site for
 its robots.txt once. Reads of one site started together share one lookup, which runs on its own: a read
-that is cancelled (its caller went away) leaves it to the others, and it stops only when none is left.
+that is cancelled (its caller went away) leaves it to the others, and it stops only when none is left. It
+runs under the deadline of the read that started it; a read that joined it with much more time left asks
+again when it ran out of time (as page reads do: plugin.reading.reader.ran_out_sooner).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
@@ -37,6 +41,29 @@ MAX_ROBOTS_CHARS = 512 * 1024
 # TransportError when no answer could be had.
 Getter = Callable[[str, float], Awaitable[Response]]
 
+# A user-agent line (as Protego reads one: "User-agent:", "User agent", "useragent", the colon optional) and
+# its value up to a comment; and the product token a value starts with (RFC 9309 2.2.1: letters, "_", "-").
+_USER_AGENT_LINE = re.compile(r"^([ \t]*user[ -]?agent(?:[ \t]*:|[ \t]))([^#\r\n]*)", re.I | re.M)
+_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
+OTHER_AGENT = "~another-crawler"  # what a group for any other crawler is renamed to: no token can match it
+
+
+def for_our_token(text: str) -> str:
+    """robots.txt as Protego should read it for `metasearch`: a group applies to us when its product token
+    is ours, case-insensitively (RFC 9309 2.2.1; `Metasearch/1.0` names us, as Google's parser reads it),
+    or when it is `*`. Protego alone takes any group whose name is a prefix of ours (`meta`, `m`) for ours,
+    so a site that disallows every crawler but `meta` would be read. A leading byte-order mark is dropped
+    (it would hide the first user-agent line)."""
+    def rename(line: re.Match) -> str:
+        value = line.group(2).strip()
+        if not value or value == "*":
+            return line.group(0)
+        token = _PRODUCT_TOKEN.match(value)
+        ours = token is not None and token.group(0).lower() == ROBOTS_TOKEN
+        return f"{line.group(1)} {ROBOTS_TOKEN if ours else OTHER_AGENT}"
+
+    return _USER_AGENT_LINE.sub(rename, text.lstrip("\ufeff"))
+
 
 class SiteUnreachable(Exception):
     """robots.txt got no HTTP answer at all: `code` (http_error or timeout) and the why (its message) for
@@ -45,6 +72,7 @@ class SiteUnreachable(Exception):
     def __init__(self, code: str, why: str):
         super().__init__(why)
         self.code = code
+        self.deadline: float | None = None  # the lookup's (loop time), for the callers that shared it
 
 
 @dataclass(frozen=True)
@@ -87,7 +115,7 @@ class RobotsPolicy:
         if parsed is None:
             if len(self._parsed) > 256:
                 self._parsed.clear()
-            parsed = self._parsed[text] = Protego.parse(text)
+            parsed = self._parsed[text] = Protego.parse(for_our_token(text))
         return parsed
 
     async def rules(self, origin: str, deadline: float) -> RobotsRules:
@@ -99,10 +127,24 @@ class RobotsPolicy:
             except (ValueError, TypeError):
                 pass  # an entry from another version: ask again
         # Reads of one site started together share one lookup (a task of its own: see the docstring).
-        return await self._lookups.run(origin, lambda: self._lookup(key, origin, deadline))
+        # It runs under the deadline of the read that started it; one that joined it with much more time
+        # left (a fetch beside a search's short read window) asks again when it ran out of that time.
+        from plugin.reading.reader import ran_out_sooner
+
+        lookup = lambda: self._lookup(key, origin, deadline)  # noqa: E731
+        try:
+            return await self._lookups.run(origin, lookup)
+        except SiteUnreachable as exc:
+            if exc.code not in (TIMEOUT, OVERLOADED) or not ran_out_sooner(exc.deadline, deadline):
+                raise
+            return await self._lookups.run(origin, lookup)
 
     async def _lookup(self, key: str, origin: str, deadline: float) -> RobotsRules:
-        rules = await self._fetch(origin, deadline)
+        try:
+            rules = await self._fetch(origin, deadline)
+        except SiteUnreachable as exc:
+            exc.deadline = deadline
+            raise
         ttl = self.settings.robots_error_ttl_s if rules.kind == "disallow_all" else self.settings.robots_cache_ttl_s
         if ttl > 0:
             await self.state.cache_put(key, json.dumps(rules.__dict__), ttl)
