@@ -1,7 +1,8 @@
 """The address checked is the address connected (issue 26, item 4), on the browser transport, whose client
 resolves names itself unless told not to: a page read resolves the name once through the guard and pins the
 connection to what it checked (libcurl's RESOLVE), through an HTTP proxy's CONNECT or a SOCKS proxy to that
-address (CONNECT_TO), and through a forwarding HTTP proxy by asking for the address with the name in Host.
+address (CONNECT_TO), and through a forwarding HTTP proxy by asking for the address with the name in Host;
+the plain transport's page reads through a proxy the same (the proxy tests run on both clients).
 No second lookup, so no rebinding window. Every refused address is a loopback one outside the allowed set."""
 
 from __future__ import annotations
@@ -74,16 +75,17 @@ async def test_a_name_that_rebinds_after_the_check_never_reaches_the_new_address
     assert outsider.connections == 0 and len(site.requests) == 1
 
 
-async def test_an_http_proxy_is_asked_for_the_checked_address_not_the_name(standins):
+@pytest.mark.parametrize("transport", ["browser", "plain"])  # each client pins page reads alike
+async def test_an_http_proxy_is_asked_for_the_checked_address_not_the_name(standins, transport):
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     port = int(site.url.rsplit(":", 1)[1])
     proxy = await HttpProxy().start()
     try:
-        async with guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url()) as reader:
+        async with guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(), transport=transport) as reader:
             answer = await reader.fetch(f"http://news.example:{port}/post")
     finally:
         await proxy.stop()
-    assert answer.status == 200
+    assert answer.status == 200 and answer.url == f"http://news.example:{port}/post"
     # Forwarded: the request line names the address the guard checked; the site still gets its name in Host.
     assert [(method, target) for method, target, _ in proxy.seen] == [
         ("GET", f"http://127.0.0.1:{port}/robots.txt"), ("GET", f"http://127.0.0.1:{port}/post")]
@@ -91,7 +93,8 @@ async def test_an_http_proxy_is_asked_for_the_checked_address_not_the_name(stand
     assert [seen.headers.get("Host") for seen in site.requests] == [f"news.example:{port}"] * 2
 
 
-async def test_an_https_read_through_a_proxy_tunnels_to_the_checked_address(tmp_path):
+@pytest.mark.parametrize("transport", ["browser", "plain"])  # each client pins page reads alike
+async def test_an_https_read_through_a_proxy_tunnels_to_the_checked_address(tmp_path, transport):
     context, bundle = throwaway_ca(tmp_path, "news.example")  # the certificate names the site, not its address
     site = TlsStandIn(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     site.ssl_context = context
@@ -99,7 +102,8 @@ async def test_an_https_read_through_a_proxy_tunnels_to_the_checked_address(tmp_
     port = int(site.url.rsplit(":", 1)[1])
     proxy = await HttpProxy().start()
     try:
-        async with guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(), ca_bundle=bundle) as reader:
+        async with guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(), ca_bundle=bundle,
+                           transport=transport) as reader:
             answer = await reader.fetch(f"https://news.example:{port}/post")
     finally:
         await proxy.stop()
@@ -109,13 +113,17 @@ async def test_an_https_read_through_a_proxy_tunnels_to_the_checked_address(tmp_
     assert {(method, target) for method, target, _ in proxy.seen} == {("CONNECT", f"127.0.0.1:{port}")}
 
 
+@pytest.mark.parametrize("transport", ["browser", "plain"])  # each client pins page reads alike
 @pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
-async def test_a_socks_proxy_is_asked_for_the_checked_address(standins, scheme):
+async def test_a_socks_proxy_is_asked_for_the_checked_address(standins, scheme, transport):
+    if transport == "plain":
+        pytest.importorskip("aiohttp_socks")
     site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
     port = int(site.url.rsplit(":", 1)[1])
     proxy = await Socks5Proxy().start()
     try:
-        async with guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(scheme=scheme)) as reader:
+        async with guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(scheme=scheme),
+                           transport=transport) as reader:
             answer = await reader.fetch(f"http://news.example:{port}/post")
     finally:
         await proxy.stop()
@@ -207,54 +215,3 @@ async def test_on_the_plain_transport_a_proxy_is_asked_for_the_checked_address_n
     assert proxy.asked and set(proxy.asked) <= {f"http://127.0.0.1:{port}/post", f"127.0.0.1:{port}", "127.0.0.1"}, \
         proxy.asked
     assert set(dns.asked) == {"localhost"}
-
-
-def plain_guarded(resolver, **overrides) -> Reader:
-    return guarded(resolver, **{"transport": "plain", **overrides})
-
-
-async def test_on_the_plain_transport_an_http_proxy_forwards_to_the_checked_address_with_the_name_in_host(standins):
-    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
-    port = int(site.url.rsplit(":", 1)[1])
-    proxy = await HttpProxy().start()
-    try:
-        async with plain_guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url()) as reader:
-            answer = await reader.fetch(f"http://news.example:{port}/post")
-    finally:
-        await proxy.stop()
-    assert answer.status == 200 and answer.url == f"http://news.example:{port}/post"
-    assert [(method, target) for method, target, _ in proxy.seen] == [
-        ("GET", f"http://127.0.0.1:{port}/robots.txt"), ("GET", f"http://127.0.0.1:{port}/post")]
-    assert [seen.headers.get("Host") for seen in site.requests] == [f"news.example:{port}"] * 2
-
-
-async def test_on_the_plain_transport_https_tunnels_to_the_checked_address_and_checks_the_name(tmp_path):
-    context, bundle = throwaway_ca(tmp_path, "news.example")  # the certificate names the site, not its address
-    site = TlsStandIn(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
-    site.ssl_context = context
-    await site.start()
-    port = int(site.url.rsplit(":", 1)[1])
-    proxy = await HttpProxy().start()
-    try:
-        async with plain_guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(), ca_bundle=bundle) as reader:
-            answer = await reader.fetch(f"https://news.example:{port}/post")
-    finally:
-        await proxy.stop()
-        await site.stop()
-    assert answer.status == 200
-    assert {(method, target) for method, target, _ in proxy.seen} == {("CONNECT", f"127.0.0.1:{port}")}
-
-
-@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
-async def test_on_the_plain_transport_a_socks_proxy_is_asked_for_the_checked_address(standins, scheme):
-    pytest.importorskip("aiohttp_socks")
-    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
-    port = int(site.url.rsplit(":", 1)[1])
-    proxy = await Socks5Proxy().start()
-    try:
-        async with plain_guarded(FixedDNS({"news.example": "127.0.0.1"}), proxy=proxy.url(scheme=scheme)) as reader:
-            answer = await reader.fetch(f"http://news.example:{port}/post")
-    finally:
-        await proxy.stop()
-    assert answer.status == 200
-    assert {(kind, host, asked_port) for _, kind, host, asked_port in proxy.seen} == {("ipv4", "127.0.0.1", port)}
