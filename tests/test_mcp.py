@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import socket
+import re
 import sys
 from pathlib import Path
 
@@ -78,33 +79,29 @@ async def test_mcp_over_stdio(standins):
         await exercise(client, "duckduckgo-html")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+@contextlib.asynccontextmanager
+async def mcp_over_http(env: dict[str, str]):
+    """`metasearch mcp --http --port 0` in a subprocess, with `env`: yields the /mcp URL of the port the
+    system chose, read from the `listening on …` line it prints once it listens; stopped on the way out."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+        listening = re.fullmatch(r"listening on (http://127\.0\.0\.1:(\d+)/mcp)", line)
+        assert listening and listening.group(2) != "0", line
+        yield listening.group(1)
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)
 
 
 async def test_mcp_over_streamable_http(standins):
     good = await standins(page(ddg_page(ROWS)))
     stuck = await standins(hang(30))
-    port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", str(port), cwd=ROOT,
-        env=server_env({"duckduckgo-html": good.url, "bing": stuck.url}),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-    try:
-        for _ in range(100):  # wait for the server to listen
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            except OSError:
-                await asyncio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+    async with mcp_over_http(server_env({"duckduckgo-html": good.url, "bing": stuck.url})) as url:
+        async with Client(url, read_timeout_seconds=60) as client:
             await exercise(client, "bing")
-    finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 20)
 
 
 async def test_undeclared_arguments_are_refused_not_dropped(standins):

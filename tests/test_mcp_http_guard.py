@@ -3,10 +3,8 @@ listens (the SDK's own check is on only for loopback names), and `allowed_hosts`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,12 +15,18 @@ import aiohttp  # noqa: E402
 
 from plugin.settings import Settings  # noqa: E402
 from plugin.surfaces.mcp_server import build_server, http_app  # noqa: E402
+from test_mcp import mcp_over_http  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                          "clientInfo": {"name": "probe", "version": "0"}}}
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def mcp_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
+    return {**env, "PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"], **extra}
 
 
 async def asgi_post(app, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
@@ -59,58 +63,20 @@ async def test_every_interface_refuses_a_rebound_name_and_a_foreign_page():
         assert error["code"] == code and "METASEARCH_ALLOWED_HOSTS" in error["message"]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def test_allowed_hosts_reach_mcp_over_http():
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
-    env.update({"PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"],
-                "METASEARCH_ALLOWED_HOSTS": "search.internal"})
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", str(port), cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-    try:
-        for _ in range(200):  # wait for the server to listen
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            except OSError:
-                await asyncio.sleep(0.1)
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as client:
-            url = f"http://127.0.0.1:{port}/mcp"
-            # A reverse proxy's name in allowed_hosts is answered (the SDK's own check refused it, 421).
-            async with client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "search.internal"}) as answer:
-                assert answer.status == 200, await answer.text()
-            async with client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example"}) as answer:
-                assert answer.status == 421
-                assert json.loads(await answer.text())["error"]["code"] == "host_not_allowed"
-    finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 20)
+    async with mcp_over_http(mcp_env(METASEARCH_ALLOWED_HOSTS="search.internal")) as url, \
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as client:
+        # A reverse proxy's name in allowed_hosts is answered (the SDK's own check refused it, 421).
+        async with client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "search.internal"}) as answer:
+            assert answer.status == 200, await answer.text()
+        async with client.post(url, json=INITIALIZE, headers={**HEADERS, "Host": "evil.example"}) as answer:
+            assert answer.status == 421
+            assert json.loads(await answer.text())["error"]["code"] == "host_not_allowed"
 
 
 async def test_mcp_http_says_where_it_listens_with_port_0():
     from mcp import Client
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("METASEARCH_")}
-    env.update({"PYTHONPATH": str(ROOT), "METASEARCH_STATE_DIR": os.environ["METASEARCH_STATE_DIR"]})
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    try:
-        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
-        assert line.startswith("listening on http://127.0.0.1:") and line.endswith("/mcp"), line
-        url = line.removeprefix("listening on ")
-        assert not url.endswith(":0/mcp")
-        async with Client(url, read_timeout_seconds=60) as client:
-            assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}
-    finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 20)
+    # mcp_over_http reads the `listening on http://127.0.0.1:PORT/mcp` line (PORT not 0) and connects to it
+    async with mcp_over_http(mcp_env()) as url, Client(url, read_timeout_seconds=60) as client:
+        assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}
