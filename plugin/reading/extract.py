@@ -159,16 +159,7 @@ def _drop_hover_cards(tree) -> None:
             continue
         if element.find(".//img") is None and len(element.findall(".//a")) < 2:
             continue
-        parent = element.getparent()
-        if parent is None:
-            continue  # (inside a card removed already)
-        if element.tail:
-            previous = element.getprevious()
-            if previous is not None:
-                previous.tail = (previous.tail or "") + element.tail
-            else:
-                parent.text = (parent.text or "") + element.tail
-        parent.remove(element)
+        element.drop_tree()  # lxml.html's: the element and what it holds go, its tail stays in the text
 
 
 def _hidden(element) -> bool:
