@@ -88,13 +88,13 @@ def within(host: str, domains: Iterable[str]) -> bool:
 def passes(url: str, allowed: tuple[str, ...], blocked: tuple[str, ...]) -> bool:
     """Whether a row's URL is inside the allow list (when there is one) and outside the block list.
 
-    A mobile host is shown under its desktop twin (canonical.desktop_host): the allow list is checked
-    against the host shown, the block list against both, so a blocked site never shows through its
-    mobile host."""
+    A mobile host is shown under its desktop twin (canonical.desktop_host), the same pages: either host
+    names the row, so `site:en.wikipedia.org` keeps its mobile rows, `site:en.m.wikipedia.org` keeps them
+    too (shown at the desktop address), and a blocked site never shows through its mobile host."""
     if not allowed and not blocked:
         return True
     host = row_host(url)
-    shown = desktop_host(host)
-    if allowed and not within(shown, allowed):
+    hosts = {host, desktop_host(host)}
+    if allowed and not any(within(name, allowed) for name in hosts):
         return False
-    return not (blocked and (within(host, blocked) or within(shown, blocked)))
+    return not (blocked and any(within(name, blocked) for name in hosts))
