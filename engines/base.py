@@ -226,6 +226,9 @@ _CHALLENGE_TEXT = (
     "captcha", "just a moment...", "are you a robot", "not a robot", "unusual traffic", "verify you are human",
     "verify you're human", "made by a human", "complete the following challenge", "automated queries",
     "bot detection", "access denied", "人机验证", "安全验证", "验证码", "请完成验证",
+    # Cloudflare's firewall block page, which runs no challenge (no script, widget or frame to recognise):
+    # headline and <title>. Not its "Cloudflare Ray ID", which its plain 5xx error pages show too.
+    "sorry, you have been blocked", "attention required! | cloudflare",
 )
 _RATE_LIMIT_TEXT = ("too many requests", "rate limit exceeded", "rate-limited", "请求过于频繁", "访问过于频繁")
 # In the src of a <script> or <iframe>, or the action of a <form>.

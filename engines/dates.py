@@ -34,7 +34,12 @@ _EN_REL = re.compile(
 )
 _CN_UNITS = {"秒": "seconds", "分钟": "minutes", "小时": "hours", "天": "days", "日": "days",
              "周": "weeks", "星期": "weeks", "个月": "months", "月": "months", "年": "years"}
-_CN_REL = re.compile(r"(\d+)\s*(秒|分钟|小时|天|日|周|星期|个月|月|年)\s*前")
+# An amount right after 年 or 月 is part of a date, not an amount: "2025年11月前" is before November
+# 2025, "11月3日前" before 3 November, never "11 months ago" or "3 days ago".
+_CN_REL = re.compile(r"(?<![\d年月])(?<![年月]\s)(\d+)\s*(秒|分钟|小时|天|日|周|星期|个月|月|年)\s*前")
+# From this many years on, "N年前" is a calendar year followed by 前 ("2025年前三季度", the first three
+# quarters of 2025; "1990年前后", around 1990), or an age older than any page ("3000年前"): no age.
+_CN_YEAR_NOT_AGE = 1000
 _CN_WORDS = {"今天": 0, "昨天": 1, "前天": 2}
 _EN_WORDS = {"today": 0, "yesterday": 1}
 
@@ -89,9 +94,11 @@ def parse_date(text: str, now: datetime | None = None) -> date | None:
         amount = m.group(1).lower()
         count = 1 if amount in ("a", "an", "one") else int(amount)
         return _shift(now, count, _EN_UNITS[m.group(2).lower()])
-    m = _CN_REL.search(text)
-    if m:
-        return _shift(now, int(m.group(1)), _CN_UNITS[m.group(2)])
+    for m in _CN_REL.finditer(text):
+        amount, unit = int(m.group(1)), _CN_UNITS[m.group(2)]
+        if unit == "years" and amount >= _CN_YEAR_NOT_AGE:
+            continue
+        return _shift(now, amount, unit)
     for word, days in _CN_WORDS.items():
         if word in text:
             return (now - timedelta(days=days)).date()

@@ -29,7 +29,8 @@ from plugin.errors import INVALID_PARAMETER, UNKNOWN_ENGINE, SearchError
 # Authority means official for this query (plugin/pipeline/intent.py, plugin/pipeline/fusion.py):
 # 1. the sites of what the query names, from this table (name, as a whole word, → domains; subdomains
 #    count: python.org covers docs.python.org). Curated from general knowledge of where each project,
-#    product or standard publishes itself; extend it with `official_sites`.
+#    product or standard publishes itself. Setting `official_sites` replaces the whole table (README):
+#    to add a name, give the table with it ({**DEFAULT_OFFICIAL_SITES, "mylib": ("mylib.dev",)}).
 # 2. for a query that is only a name, the site spelled like it (`official_from_name`).
 # 3. for a query asking for documentation or a package, DEFAULT_AUTHORITY_DOMAINS below.
 # A top-level domain says who runs a site, not that it is official for the query: no suffix counts by
@@ -588,7 +589,8 @@ class Settings(BaseSettings):
                                      description="Weight multiplier for engines outside the query's region")
     official_sites: dict[str, list[str]] = Field(
         default_factory=lambda: {name: list(domains) for name, domains in DEFAULT_OFFICIAL_SITES.items()},
-        description="Name (a whole word of the query) -> domains official for a query naming it")
+        description="Name (a whole word of the query) -> domains official for a query naming it; setting it "
+                    "replaces the whole table")
     official_from_name: bool = Field(
         True, description="For a query that is only a name, the site spelled like it is official "
                           "(model context protocol -> modelcontextprotocol.io)")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import base64
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import given, strategies as st
@@ -174,3 +175,40 @@ def test_canonical_url_is_a_fixed_point_with_the_rows_identity(prefix, rest):
     if once is not None:
         assert canonical_url(once) == once
         assert identity(once) == identity(prefix + rest)
+
+
+@pytest.mark.parametrize(("mobile", "desktop"), [
+    ("https://en.m.wikipedia.org/wiki/Alan_Turing", "https://en.wikipedia.org/wiki/Alan_Turing"),
+    ("https://zh-yue.m.wikipedia.org/wiki/香港", "https://zh-yue.wikipedia.org/wiki/香港"),
+    ("https://fr.m.wiktionary.org/wiki/chat#Nom", "https://fr.wiktionary.org/wiki/chat"),
+    ("https://commons.m.wikimedia.org/wiki/File:X.jpg", "https://commons.wikimedia.org/wiki/File:X.jpg"),
+    ("https://m.wikidata.org/wiki/Q42", "https://www.wikidata.org/wiki/Q42"),
+    ("https://mobile.twitter.com/python/status/1", "https://twitter.com/python/status/1"),
+    ("https://m.youtube.com/watch?v=YQHsXMglC9A&utm_source=x", "https://www.youtube.com/watch?v=YQHsXMglC9A"),
+])
+def test_a_mobile_host_serving_the_same_path_is_shown_and_counted_as_its_desktop_twin(mobile, desktop):
+    assert canonical_url(mobile) == desktop
+    assert identity(mobile) == identity(desktop)
+
+
+@pytest.mark.parametrize("url", [
+    "https://m.example.com/wiki/X",          # m. of an unknown site may be another site altogether
+    "https://m.kuwo.cn/newh5app/play_detail/1",
+    "https://m.wikipedia.org/wiki/X",        # the bare portal host: no language, not a twin
+    "https://en.m.wikipedia.org.evil.com/wiki/X",
+    "https://m.en.wikipedia.org/wiki/X",
+    "https://en.m.notwikipedia.org/wiki/X",
+])
+def test_an_unrelated_mobile_host_keeps_its_own_identity(url):
+    assert urlsplit(canonical_url(url)).netloc == urlsplit(url).netloc
+    assert identity(url) != identity(url.replace("m.", "", 1))
+
+
+@given(st.sampled_from(["en", "de", "zh-yue", "simple", "commons"]),
+       st.sampled_from(["wikipedia", "wiktionary", "wikibooks", "wikisource", "wikivoyage", "wikimedia"]),
+       st.text(alphabet="abcXYZ_()é%0", min_size=1, max_size=12))
+def test_wikimedia_mobile_pages_merge_with_their_desktop_pages(site, project, title):
+    mobile = f"https://{site}.m.{project}.org/wiki/{title}"
+    desktop = f"https://{site}.{project}.org/wiki/{title}"
+    assert identity(mobile) == identity(desktop)
+    assert canonical_url(mobile) == canonical_url(desktop)

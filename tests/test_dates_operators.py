@@ -216,3 +216,36 @@ def test_undated_rows_stand_when_the_engine_applied_the_time_range_itself():
             Row("New", "https://c.example/", "", 3, date(2026, 11, 29))]
     _, kept = in_filters(ENGINES["bing"], rows, plan)
     assert [row.title for row in kept] == ["Undated", "New"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2025年前三季度 GDP 同比增长", None),  # the first three quarters of 2025, not "2025 years ago"
+    ("2024年前后", None),                  # around 2024
+    ("1990年前出生的人", None),            # born before 1990
+    ("2025年前三季度 · 3天前", date(2026, 11, 26)),  # the year is passed over, the stamp after it read
+    ("2025年11月前", date(2025, 11, 1)),   # before November 2025, not "11 months ago"
+    ("2025 年 11 月前", date(2025, 11, 1)),
+    ("11月3日前报名", date(2026, 11, 3)),   # before 3 November, not "3 days ago"
+    ("3年前", date(2023, 11, 30)),
+    ("3日前", date(2026, 11, 26)),
+    ("3000年前", None),
+])
+def test_a_year_before_nian_qian_is_a_year_not_an_age(text, expected):
+    assert parse_date(text, NOW) == expected
+
+
+@given(st.integers(min_value=1000, max_value=2100),
+       st.text(alphabet="三季度后的政策出台发展经济半年上个月", max_size=8))
+def test_a_calendar_year_followed_by_nian_qian_is_never_an_age(year, tail):
+    assert parse_date(f"{year}年前{tail}", NOW) is None
+    assert leading_date(f"{year}年前{tail} - 文章", NOW) is None
+
+
+@given(st.integers(min_value=1, max_value=999))
+def test_a_number_of_years_before_qian_is_still_an_age(years):
+    assert parse_date(f"{years}年前", NOW) == (NOW - timedelta(days=365 * years)).date()
+
+
+@given(st.integers(min_value=1990, max_value=2026), st.integers(min_value=1, max_value=12))
+def test_a_month_of_a_year_before_qian_is_that_month_not_an_age(year, month):
+    assert parse_date(f"{year}年{month}月前", NOW) == date(year, month, 1)

@@ -310,3 +310,17 @@ def test_schema_export_lists_the_domain_parameters():
         properties = (schema["function"]["parameters"] if key is None else schema[key])["properties"]
         assert properties["allowed_domains"]["anyOf"][0]["type"] == "array"
         assert "blocked_domains" in properties
+
+
+def test_a_mobile_row_is_filtered_by_the_desktop_host_it_is_shown_under():
+    # en.m.wikipedia.org rows are shown as en.wikipedia.org (canonical.desktop_host): a block of the site
+    # must not let them through, an allow list naming it must not drop them; the host the engine gave
+    # names the row as well.
+    mobile = "https://en.m.wikipedia.org/wiki/Python"
+    assert not passes(mobile, (), ("en.wikipedia.org",))
+    assert not passes(mobile, (), ("m.wikipedia.org",))
+    assert passes(mobile, ("en.wikipedia.org",), ())
+    assert passes(mobile, ("en.m.wikipedia.org",), ())
+    assert not passes("https://en.wikipedia.org/wiki/Python", ("en.m.wikipedia.org",), ())
+    assert passes("https://m.example.com/x", (), ("example.com",)) is False  # a subdomain, as ever
+    assert passes("https://m.example.com/x", ("m.example.com",), ())

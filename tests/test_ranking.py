@@ -804,3 +804,18 @@ def test_a_merged_news_row_names_the_publisher_of_the_first_engine_that_names_on
     assert fuse([first, second, third], Settings(), lead_region="global", now=NOW)[0].source == "Reuters"
     assert fuse([third, second, first], Settings(), lead_region="global", now=NOW)[0].source == "Reuters"
     assert fuse([third, second], Settings(), lead_region="global", now=NOW)[0].source == "AP"
+
+
+def test_a_mobile_wikipedia_row_and_its_desktop_row_fuse_into_one_shown_under_the_desktop_url():
+    a = EngineList("a", 1.0, "global", "ia", rows("https://en.m.wikipedia.org/wiki/Python_(programming_language)",
+                                                   "https://m.example.com/python"))
+    b = EngineList("b", 1.0, "global", "ib", rows("https://en.wikipedia.org/wiki/Python_(programming_language)",
+                                                   "https://example.com/python"))
+    fused = fuse([a, b], Settings(), lead_region="global", now=NOW)
+    urls = [f.url for f in fused]
+    assert urls.count("https://en.wikipedia.org/wiki/Python_(programming_language)") == 1
+    assert not any(".m.wikipedia.org" in url for url in urls)
+    wiki = next(f for f in fused if "wikipedia" in f.url)
+    assert sorted(wiki.engines) == ["a", "b"]
+    # An unknown site's m. host is not assumed to be its desktop site: two rows.
+    assert "https://m.example.com/python" in urls and "https://example.com/python" in urls

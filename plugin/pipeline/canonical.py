@@ -1,8 +1,8 @@
 """Canonical URLs: one page, one identity, whichever engine or wrapper it came through.
 
 `canonical_url` is the clean display URL (wrapper unwrapped, tracking
-parameters, default port and fragment dropped, host lower-cased): faithful to
-the page. `identity` additionally folds scheme, `www.`, a trailing slash,
+parameters, default port and fragment dropped, host lower-cased, a known mobile
+host replaced by its desktop twin): faithful to the page. `identity` additionally folds scheme, `www.`, a trailing slash,
 percent-encoding and parameter order, for de-duplication only.
 """
 
@@ -42,6 +42,35 @@ _QUERY_AS_IS = "".join(chr(c) for c in range(0x21, 0x7f) if chr(c) not in '"<>\\
 # read again (a row's "…/page\xa0#top" became "…/page\xa0", then "…/page": another identity, so page 2
 # showed the row again).
 _INVALID_IN_URL = re.compile(r'[\x00-\x20"<>\\^`{|}\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+')
+
+
+# Mobile hosts that serve the same page at the same path as a desktop host: a row is shown, and counted,
+# under the desktop one (en.m.wikipedia.org/wiki/X and en.wikipedia.org/wiki/X were two rows). Only sites
+# known to map paths 1:1; never a blanket "strip m.": m.example.com can be another site altogether.
+# The Wikimedia family: <site>.m.<project>.org is <site>.<project>.org (en.m.wikipedia.org,
+# fr.m.wiktionary.org, commons.m.wikimedia.org); the single-site projects' m. host is their www. one.
+_WIKIMEDIA_MOBILE = re.compile(
+    r"(?P<site>[a-z0-9-]+)\.m\.(?P<project>wikipedia|wiktionary|wikibooks|wikinews|wikiquote|wikisource|"
+    r"wikiversity|wikivoyage|wikimedia)\.org")
+_MOBILE_HOSTS = {
+    "m.wikidata.org": "www.wikidata.org",
+    "m.mediawiki.org": "www.mediawiki.org",
+    "m.wikifunctions.org": "www.wikifunctions.org",
+    "mobile.twitter.com": "twitter.com",
+    "m.twitter.com": "twitter.com",
+    "mobile.x.com": "x.com",
+    "m.youtube.com": "www.youtube.com",
+}
+
+
+def desktop_host(host: str) -> str:
+    """The desktop host serving the same pages as the mobile `host` (lower-case ASCII), else `host`."""
+    if ".m." not in host and not host.startswith(("m.", "mobile.")):
+        return host
+    wikimedia = _WIKIMEDIA_MOBILE.fullmatch(host)
+    if wikimedia:
+        return f"{wikimedia['site']}.{wikimedia['project']}.org"
+    return _MOBILE_HOSTS.get(host, host)
 
 
 def is_tracking_param(name: str) -> bool:
@@ -99,7 +128,7 @@ def _canonical_url(url: str) -> str | None:
     if parsed is None or parsed.scheme.lower() not in _DEFAULT_PORTS:
         return None
     scheme = parsed.scheme.lower()
-    host = parsed_host(parsed)
+    host = desktop_host(parsed_host(parsed))
     # A host is a name with a dot, localhost, or an IPv6 literal (yarl gives it unbracketed, with colons).
     if not host or any(ch in host for ch in " <>\"'\\") or "." not in host and ":" not in host \
             and host != "localhost":

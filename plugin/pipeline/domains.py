@@ -15,7 +15,7 @@ import idna
 from engines.hosts import HOST_LABEL
 from engines.redirects import unwrap
 from plugin.errors import INVALID_PARAMETER, SearchError
-from plugin.pipeline.canonical import host_of
+from plugin.pipeline.canonical import desktop_host, host_of
 
 MAX_DOMAINS = 100  # per list; more is a mistake (or an attempt to make every row cost a long scan)
 _TLD = re.compile(r"^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$")
@@ -86,10 +86,15 @@ def within(host: str, domains: Iterable[str]) -> bool:
 
 
 def passes(url: str, allowed: tuple[str, ...], blocked: tuple[str, ...]) -> bool:
-    """Whether a row's URL is inside the allow list (when there is one) and outside the block list."""
+    """Whether a row's URL is inside the allow list (when there is one) and outside the block list.
+
+    A mobile host is shown under its desktop twin (canonical.desktop_host), the same pages: either host
+    names the row, so `site:en.wikipedia.org` keeps its mobile rows, `site:en.m.wikipedia.org` keeps them
+    too (shown at the desktop address), and a blocked site never shows through its mobile host."""
     if not allowed and not blocked:
         return True
     host = row_host(url)
-    if allowed and not within(host, allowed):
+    hosts = {host, desktop_host(host)}
+    if allowed and not any(within(name, allowed) for name in hosts):
         return False
-    return not (blocked and within(host, blocked))
+    return not (blocked and any(within(name, blocked) for name in hosts))

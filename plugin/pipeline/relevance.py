@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, Sequence, TypeVar
 from urllib.parse import unquote
 
-from engines.script import CJK_CHARS, has_cjk, is_cjk_char
+from engines.script import CJK_CHARS, SOUTHEAST_ASIAN_BLOCKS, char_class, has_cjk, is_cjk_char
 from plugin.infra import memo
 
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
@@ -41,7 +41,7 @@ _ASCII_GAPS = re.compile(r"[\s._-]+")  # what may separate the parts of a Latin 
 # Scripts written without spaces that the CJK gate does not read (Thai, Lao, Myanmar, Khmer; the CJK ones
 # are in engines.script): a query's word in them is glued to its neighbours on the page ("ข้าวผัด" in
 # "สูตรข้าวผัดกุ้ง"), so it matches anywhere in the row's text, whatever its length.
-_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
+_SPACELESS = re.compile(f"[{char_class(SOUTHEAST_ASIAN_BLOCKS)}]")
 
 # Question words and particles: a bigram made of them says nothing about the topic.
 CJK_FUNCTION_WORDS = (

@@ -24,15 +24,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Units a window is made of; "heading" units carry no text of their own in passages (they become the
-# heading path of the units under them).
-SENTENCE, ITEM, HEADING, CODE, TABLE = "sentence", "item", "heading", "code", "table"
-
 # Scripts written without spaces between words (Thai and Lao, Myanmar, Hangul Jamo, Khmer, kana, Hangul
 # compatibility Jamo, CJK, Hangul syllables, CJK compatibility): passage terms cut their runs into bigrams
 # (plugin.reading.terms) and a quote may start or end at any of their characters (plugin.reading.verify).
-SPACELESS_SCRIPTS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3040, 0x30FF),
-                     (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+# One table with the search's relevance gate: engines.script's.
+from engines.script import SPACELESS_SCRIPTS  # noqa: F401  (terms and verify import it from here)
+
+# Units a window is made of; "heading" units carry no text of their own in passages (they become the
+# heading path of the units under them).
+SENTENCE, ITEM, HEADING, CODE, TABLE = "sentence", "item", "heading", "code", "table"
 
 _FENCE = re.compile(r"( *)(`{3,}|~{3,})")  # indented at most 3 spaces past the list item it is under, if any
 _HEADING = re.compile(r" {0,3}(#{1,6})\s+")  # its text: the rest of the line, less a closing run of # (`_heading`)

@@ -16,6 +16,79 @@ UNUSUAL = (b"<html><body><p>Our systems have detected unusual traffic from your 
            b"</body></html>")
 CHINESE = "<html><body><div>网络环境存在异常，请完成人机验证后继续访问</div></body></html>".encode()
 TOO_MANY = b"<html><head><title>429</title></head><body><h1>Too Many Requests</h1></body></html>"
+# Cloudflare's firewall block page (its shape as served by sites behind Cloudflare's WAF: no challenge
+# script or widget, only the headline, the site named, the reasons and the Ray ID in the footer).
+CLOUDFLARE_BLOCKED = b"""<!DOCTYPE html>
+<!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> <![endif]-->
+<!--[if gt IE 8]><!--> <html class="no-js" lang="en-US"> <!--<![endif]-->
+<head>
+<title>Attention Required! | Cloudflare</title>
+<meta charset="UTF-8" />
+<meta name="robots" content="noindex, nofollow" />
+<meta name="viewport" content="width=device-width,initial-scale=1" />
+<link rel="stylesheet" id="cf_styles-css" href="/cdn-cgi/styles/cf.errors.css" />
+<script>
+  (function(){if(document.addEventListener&&window.XMLHttpRequest&&JSON&&JSON.stringify){
+   var e=function(a){var c=document.getElementById("error-feedback-survey");}}})();
+</script>
+</head>
+<body>
+  <div id="cf-wrapper">
+    <div class="cf-alert cf-alert-error cf-cookie-error" id="cookie-alert" data-translate="enable_cookies">
+      Please enable cookies.</div>
+    <div id="cf-error-details" class="cf-error-details-wrapper">
+      <div class="cf-wrapper cf-header cf-error-overview">
+        <h1 data-translate="block_headline">Sorry, you have been blocked</h1>
+        <h2 class="cf-subheadline"><span data-translate="unable_to_access">You are unable to access</span>
+          search.example.com</h2>
+      </div>
+      <div class="cf-section cf-highlight">
+        <div class="cf-wrapper"><div class="cf-screenshot-container cf-screenshot-full">
+          <span class="cf-no-screenshot error"></span></div></div>
+      </div>
+      <div class="cf-section cf-wrapper">
+        <div class="cf-columns two">
+          <div class="cf-column">
+            <h2 data-translate="blocked_why_headline">Why have I been blocked?</h2>
+            <p data-translate="blocked_why_detail">This website is using a security service to protect itself
+              from online attacks. The action you just performed triggered the security solution. There are
+              several actions that could trigger this block including submitting a certain word or phrase, a
+              SQL command or malformed data.</p>
+          </div>
+          <div class="cf-column">
+            <h2 data-translate="blocked_resolve_headline">What can I do to resolve this?</h2>
+            <p data-translate="blocked_resolve_detail">You can email the site owner to let them know you were
+              blocked. Please include what you were doing when this page came up and the Cloudflare Ray ID
+              found at the bottom of this page.</p>
+          </div>
+        </div>
+      </div>
+      <div class="cf-error-footer cf-wrapper w-240 lg:w-full py-10 sm:py-4 sm:px-8 mx-auto text-center">
+        <p class="text-13">
+          <span class="cf-footer-item sm:block sm:mb-1">Cloudflare Ray ID: <strong class="font-semibold">
+            8e3f1a2b4c5d6e7f</strong></span>
+          <span class="cf-footer-separator sm:hidden">&bull;</span>
+          <span id="cf-footer-item-ip" class="cf-footer-item hidden sm:block sm:mb-1">Your IP:
+            <button type="button" id="cf-footer-ip-reveal" class="cf-footer-ip-reveal-btn">Click to reveal</button>
+            <span class="hidden" id="cf-footer-ip">127.0.0.1</span></span>
+          <span class="cf-footer-separator sm:hidden">&bull;</span>
+          <span class="cf-footer-item sm:block sm:mb-1"><span>Performance &amp; security by</span>
+            <a rel="noopener noreferrer" href="https://www.cloudflare.com/5xx-error-landing" id="brand_link"
+               target="_blank">Cloudflare</a></span>
+        </p>
+      </div>
+    </div>
+  </div>
+</body>
+</html>
+"""
+# The same Cloudflare error layout for a server error (521): not a wall, whatever the Ray ID in its footer.
+CLOUDFLARE_521 = (b'<html><head><title>example.com | 521: Web server is down</title></head><body>'
+                  b'<div id="cf-wrapper"><div id="cf-error-details"><h1>Web server is down</h1>'
+                  b'<span class="cf-error-code">Error code 521</span><p>The web server is not returning a '
+                  b'connection.</p><span class="cf-footer-item">Cloudflare Ray ID: <strong>8e3f1a2b4c5d6e7f'
+                  b'</strong></span><span>Performance &amp; security by <a href="https://www.cloudflare.com/'
+                  b'5xx-error-landing">Cloudflare</a></span></div></div></body></html>')
 
 
 @pytest.mark.parametrize("name", ["bing", "duckduckgo-html", "brave", "mojeek", "yahoo", "startpage", "baidu",
@@ -27,6 +100,24 @@ TOO_MANY = b"<html><head><title>429</title></head><body><h1>Too Many Requests</h
 def test_generic_walls(name, body, status, expected):
     parsed = ENGINES[name].parse(response_from_bytes(body, status=status), "q", SearchOptions())
     assert parsed.status == expected, parsed.detail
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+@pytest.mark.parametrize("status", [200, 403, 503])
+def test_cloudflares_plain_block_page_is_blocked_for_every_engine(name, status):
+    """"Sorry, you have been blocked" shows no challenge to recognise: an engine behind it read as a page not
+    understood (200), a rejected API key or a SearXNG without JSON (403), a server error (503)."""
+    parsed = ENGINES[name].parse(response_from_bytes(CLOUDFLARE_BLOCKED, status=status,
+                                                     headers={"Content-Type": "text/html; charset=UTF-8"}),
+                                 "q", SearchOptions(api_key="k" * 20, base_url="http://127.0.0.1:9"))
+    assert parsed.status == "blocked", (parsed.status, parsed.detail)
+    assert not parsed.rows
+
+
+def test_cloudflares_server_error_page_is_no_wall():
+    from engines.base import generic_wall
+
+    assert generic_wall(response_from_bytes(CLOUDFLARE_521, status=521)) is None
 
 
 def test_a_result_page_that_mentions_captcha_keeps_its_rows():
