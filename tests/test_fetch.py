@@ -133,8 +133,10 @@ async def test_text_and_html_without_a_useful_type_are_sniffed(standins):
     assert text.content == notes.rstrip("\n") and text.content_type == "text/plain"
     html = await read(site.url + "/fragment", reader)
     assert "The fragment's own words." in html.content and "<p>" not in html.content and html.title == "Notes"
+    assert html.content_type == "text/html"  # said as what it was read as, not application/octet-stream
     xhtml = await read(site.url + "/xhtml", reader)
     assert "futures that do nothing until they are polled" in xhtml.content and "<p>" not in xhtml.content
+    assert xhtml.content_type == "text/html"
     assert (await failure(site.url + "/blob", reader)).code == "unsupported_content"
     await reader.close()
 
