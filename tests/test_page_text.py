@@ -114,6 +114,24 @@ def test_a_code_block_in_a_list_item_keeps_its_lines_under_the_item():
     assert rendered(one_line) == "- Run `make` now"
 
 
+def test_a_quote_or_pre_in_a_list_item_has_no_stray_marker_mid_line_and_keeps_its_lines_under_the_item():
+    from plugin.reading.markdown import PRE_MARK
+
+    one_line = (f"<body><list rend='ol'><item>Install it:<quote>{PRE_MARK}pip install widgets</quote></item>"
+                "<item>Two.</item></list></body>")
+    assert rendered(one_line) == "1. Install it: pip install widgets\n2. Two."  # was "Install it: > pip …"
+    lines = (f"<body><list rend='ol'><item>Output:<quote>{PRE_MARK}line one\nline two</quote>after</item>"
+             "<item>Two.</item></list></body>")
+    assert rendered(lines) == "1. Output: after\n   > line one\n   > line two\n2. Two."
+    assert rendered(lines, markdown=False) == "- Output: after\n  line one\n  line two\n- Two."
+    said = "<body><list rend='ul'><item>He said:<quote><p>first para</p><p>second para</p></quote></item></list></body>"
+    assert rendered(said) == "- He said:\n  > first para\n  >\n  > second para"
+    short = "<body><list rend='ul'><item>He said:<quote>short words</quote>and left</item></list></body>"
+    assert rendered(short) == "- He said: short words and left"
+    code = "<body><list rend='ol'><item>Install:<code>a b<lb/>c d</code>then</item></list></body>"
+    assert rendered(code) == "1. Install: then\n   ```\n   a b\n   c d\n   ```"  # was "Install:then"
+
+
 @hypothesis_settings(max_examples=scaled(100), deadline=None)
 @given(items=st.lists(st.tuples(st.sampled_from(["", "Step:"]), st.integers(1, 3), st.sampled_from(["", "then go"])),
                       min_size=1, max_size=3),

@@ -186,8 +186,17 @@ class _Writer:
                         # together)
                         nested.extend(inside + line if line else line for line in code[0].split("\n"))
                     else:  # a one-liner: inline code in the item's text, set apart as any block in it is
-                        own.append(" " + (code[0] if code else "") + " ")
-                    own.append(child.tail or "")
+                        own.append(" " + (code[0] if code else ""))
+                    own.append(" " + (child.tail or ""))  # the text after it, apart from the text before it
+                elif isinstance(child.tag, str) and child.tag == "quote":
+                    # a quote (or a <pre> of lines) of several lines stays one, under the item; a one-liner
+                    # joins the item's text without its marker (a "> " mid-line is no quote, only a stray ">")
+                    quoted = "\n".join(self.block(child))
+                    if "\n" in quoted:
+                        nested.extend(inside + line if line else line for line in quoted.split("\n"))
+                    else:
+                        own.append(" " + (quoted[2:] if self.markdown and quoted.startswith("> ") else quoted))
+                    own.append(" " + (child.tail or ""))  # the text after it, apart from the text before it
                 elif isinstance(child.tag, str) and child.tag in _BLOCK_TAGS:
                     own.append(" " + " ".join(self.blocks_flat(child)) + " ")
                     own.append(child.tail or "")
