@@ -121,6 +121,8 @@ def with_language(html: str, language: str) -> str:
     (with_language(page(before="<p>Published 04/05/2021 by Jane Doe</p>"), "en-GB"), "2021-05-04"),
     (with_language(page(before="<p>Veröffentlicht am 04.05.2021</p>", after=LATER), "de-DE"), "2021-05-04"),
     (page(head='<meta property="og:locale" content="en_US">', before="<p>Published 04/05/2021</p>"), "2021-04-05"),
+    (with_language(page(before="<p>Published 04/05/2021 by Jane Doe</p>"), "en-Latn-US"), "2021-04-05"),
+    (with_language(page(before="<p>Published 04/05/2021 by Jane Doe</p>"), "en-CA"), None),
 ])
 def test_a_numeric_byline_date_is_read_when_it_can_be_told(html, expected):
     assert published(html) == (dt.date.fromisoformat(expected) if expected else None)

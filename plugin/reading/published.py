@@ -83,9 +83,9 @@ def _day_first(language: str | None) -> bool | None:
     (None: plain "en", which British and American pages both declare, and languages that write the year first)."""
     if not language:
         return None
-    tag = language.strip().lower().replace("_", "-")
-    primary, _, region = tag.partition("-")
-    region = region.split("-")[0] if region else ""
+    primary, *subtags = language.strip().lower().replace("_", "-").split("-")
+    # the region: two letters or three digits, after any script ("en-Latn-US")
+    region = next((t for t in subtags if len(t) == 2 or (len(t) == 3 and t.isdigit())), "")
     if f"{primary}-{region}" in _MONTH_FIRST:
         return False
     if primary == "en":  # en-GB, en-AU, en-IN …: day first; plain "en" and en-CA (which writes both) are silent
