@@ -51,3 +51,24 @@ def test_a_compressed_body_cut_short_is_refused(data, form, cuts, keep):
         for chunk in chunks(wire, cuts):
             body.feed(chunk)
         body.finish()
+
+
+@settings(max_examples=scaled(100), deadline=None)
+@given(data=st.binary(min_size=1, max_size=4000) | st.text(max_size=2000).map(str.encode),
+       forms=st.lists(st.sampled_from(sorted(FORMS)), min_size=1, max_size=3),
+       cuts=st.lists(st.integers(0, 10_000), max_size=8), keep=st.none() | st.floats(0.05, 0.9))
+def test_stacked_codings_decode_in_reverse_order_or_are_refused_when_cut_short(data, forms, cuts, keep):
+    """Content-Encoding: a, b means b(a(data)): undone last first, however chunked; cut short, refused."""
+    wire = data
+    for form in forms:
+        wire = packed(wire, FORMS[form][1])
+    body = Body(", ".join(FORMS[form][0] for form in forms), CAP)
+    if keep is None:
+        for chunk in chunks(wire, cuts):
+            body.feed(chunk)
+        assert body.finish() == data
+    else:
+        with pytest.raises(TransportError):
+            for chunk in chunks(wire[: max(1, int(len(wire) * keep))], cuts):
+                body.feed(chunk)
+            body.finish()

@@ -5,7 +5,11 @@ CVE-2016-1000110) and is ignored for http, never the lower-case name nor the oth
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plugin.infra.egress import choose_proxy, environment_proxies
 
@@ -103,3 +107,47 @@ def test_identity_headers_keep_the_browser_profiles_order():
         ("A", "1"), ("Cookie", "c=3"), ("b", "2")]
     assert place_header([("A", "1"), ("Cookie", "a=1")], "Cookie", "") == [("A", "1")]
     assert place_header([("A", "1")], "Cookie", "c=3") == [("A", "1"), ("Cookie", "c=3")]
+
+
+# NO_PROXY entries for addresses, as curl reads them: an address or a network in CIDR form matches an address
+# target (never a name's suffix: "0.0.1" is no entry for 127.0.0.1); names still match by domain. Only loopback
+# addresses appear here (nothing is sent anywhere: these are choices).
+@pytest.mark.parametrize(("listed", "url", "direct"), [
+    ("127.0.0.0/8", "http://127.0.0.1:8080/", True),
+    ("127.0.0.0/8", "http://127.0.0.2/", True),
+    ("127.0.0.1/32", "http://127.0.0.1/", True),
+    ("127.0.0.1/32", "http://127.0.0.2/", False),
+    ("example.com, 127.0.0.0/24 ,::1", "https://127.0.0.9/", True),
+    ("127.0.0.0/8", "http://[::1]/", False),
+    ("::1/128", "http://[::1]:8080/", True),
+    ("[::1]", "http://[::1]/", True),
+    ("[::]/0", "http://[::1]/", True),
+    ("127.0.0.1", "http://127.0.0.1/", True),
+    ("0.0.1", "http://127.0.0.1/", False),
+    ("127.0.0.0/33", "http://127.0.0.1/", False),
+    ("*", "http://127.0.0.2/", True),
+    (".example.com", "http://www.example.com/", True),
+    ("example.com", "http://example.org/", False),
+])
+def test_no_proxy_matches_addresses_by_network_as_curl_does(monkeypatch, listed, url, direct):
+    monkeypatch.setenv("NO_PROXY", listed)
+    monkeypatch.setenv("ALL_PROXY", "http://proxy.corp:3128")
+    assert choose_proxy(url, "bing", "http://set.corp:3128", {}, from_env=True) == (None if direct else
+                                                                                    "http://set.corp:3128")
+
+
+def test_a_lower_case_no_proxy_decides_even_when_empty(monkeypatch):
+    monkeypatch.setenv("NO_PROXY", "127.0.0.0/8")
+    monkeypatch.setenv("no_proxy", "")
+    assert choose_proxy("http://127.0.0.1/", "bing", "http://set.corp:3128", {}, from_env=True) is not None
+
+
+@given(host=st.integers(0, (1 << 24) - 1), base=st.integers(0, (1 << 24) - 1), prefix=st.integers(8, 32),
+       case=st.sampled_from(["NO_PROXY", "no_proxy"]))
+def test_an_address_is_direct_exactly_when_a_listed_network_holds_it(host, base, prefix, case):
+    address = ipaddress.ip_address((127 << 24) | host)
+    network = ipaddress.ip_network(f"{ipaddress.ip_address((127 << 24) | base)}/{prefix}", strict=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(case, f"example.com,{network}")
+        chosen = choose_proxy(f"http://{address}:8080/", "bing", "http://set.corp:3128", {}, from_env=False)
+    assert (chosen is None) == (address in network)

@@ -133,8 +133,10 @@ async def test_text_and_html_without_a_useful_type_are_sniffed(standins):
     assert text.content == notes.rstrip("\n") and text.content_type == "text/plain"
     html = await read(site.url + "/fragment", reader)
     assert "The fragment's own words." in html.content and "<p>" not in html.content and html.title == "Notes"
+    assert html.content_type == "text/html"  # said as what it was read as, not application/octet-stream
     xhtml = await read(site.url + "/xhtml", reader)
     assert "futures that do nothing until they are polled" in xhtml.content and "<p>" not in xhtml.content
+    assert xhtml.content_type == "text/html"
     assert (await failure(site.url + "/blob", reader)).code == "unsupported_content"
     await reader.close()
 
@@ -275,6 +277,20 @@ async def test_page_cache_is_shared_through_the_state_store(standins, private_st
     assert again.cached and paths(site) == ["/robots.txt", "/post"]
     off = await read(site.url + "/post", Reader(settings(fetch_cache_ttl_s=0)))
     assert not off.cached and paths(site).count("/post") == 2
+
+
+async def test_the_fragment_is_the_clients_one_page_is_asked_for_once_whatever_its_fragment(standins):
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        plain = await read(site.url + "/post", reader)
+        first = await read(site.url + "/post#how-it-works", reader)
+        second = await read(site.url + "/post#see-also", reader, format="markdown", max_chars=200)
+        assert first.cached and second.cached and first.content == plain.content
+        assert first.url == site.url + "/post#how-it-works"  # the address as asked, fragment and all
+        assert "#" not in first.final_url and "#" not in second.final_url
+        shared = await asyncio.gather(*(read(site.url + f"/post?x=1#part-{n}", reader) for n in range(3)))
+        assert [r.content for r in shared] == [plain.content] * 3
+    assert paths(site) == ["/robots.txt", "/post", "/post"]  # once per address without its fragment
 
 
 async def test_the_page_cache_keeps_markdown_and_text_apart(standins):

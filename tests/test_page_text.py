@@ -8,6 +8,7 @@ import codecs
 
 import pytest
 from examples import scaled
+from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -111,6 +112,59 @@ def test_a_code_block_in_a_list_item_keeps_its_lines_under_the_item():
     assert rendered(xml, markdown=False) == "- Install it:\n  pip install foo\n  foo --init\n- Run it."
     one_line = "<body><list rend='ul'><item>Run <code>make</code> now</item></list></body>"
     assert rendered(one_line) == "- Run `make` now"
+
+
+def test_a_quote_or_pre_in_a_list_item_has_no_stray_marker_mid_line_and_keeps_its_lines_under_the_item():
+    from plugin.reading.markdown import PRE_MARK
+
+    one_line = (f"<body><list rend='ol'><item>Install it:<quote>{PRE_MARK}pip install widgets</quote></item>"
+                "<item>Two.</item></list></body>")
+    assert rendered(one_line) == "1. Install it: pip install widgets\n2. Two."  # was "Install it: > pip …"
+    lines = (f"<body><list rend='ol'><item>Output:<quote>{PRE_MARK}line one\nline two</quote>after</item>"
+             "<item>Two.</item></list></body>")
+    assert rendered(lines) == "1. Output: after\n   > line one\n   > line two\n2. Two."
+    assert rendered(lines, markdown=False) == "- Output: after\n  line one\n  line two\n- Two."
+    said = "<body><list rend='ul'><item>He said:<quote><p>first para</p><p>second para</p></quote></item></list></body>"
+    assert rendered(said) == "- He said:\n  > first para\n  >\n  > second para"
+    short = "<body><list rend='ul'><item>He said:<quote>short words</quote>and left</item></list></body>"
+    assert rendered(short) == "- He said: short words and left"
+    code = "<body><list rend='ol'><item>Install:<code>a b<lb/>c d</code>then</item></list></body>"
+    assert rendered(code) == "1. Install: then\n   ```\n   a b\n   c d\n   ```"  # was "Install:then"
+
+
+@hypothesis_settings(max_examples=scaled(100), deadline=None)
+@given(items=st.lists(st.tuples(st.sampled_from(["", "Step:"]), st.integers(1, 3), st.sampled_from(["", "then go"])),
+                      min_size=1, max_size=3),
+       ordered=st.booleans(), markdown=st.booleans())
+def test_each_code_block_in_a_list_item_is_rendered_once_and_shown_once(items, ordered, markdown):
+    """A one-line code block in an item was rendered twice (once to see it had no line break, once to show
+    it): each is now rendered once, and each of its lines is shown exactly once."""
+    from lxml import etree
+
+    from plugin.reading import markdown as writer
+
+    lines = [[f"run{n}x{k} now" for k in range(count)] for n, (_, count, _) in enumerate(items)]
+    xml = f"<body><list rend='{'ol' if ordered else 'ul'}'>" + "".join(
+        f"<item>{lead}<code>{'<lb/>'.join(code)}</code>{tail}</item>"
+        for (lead, _, tail), code in zip(items, lines)) + "</list></body>"
+    calls: list[object] = []
+    original = writer._Writer.code
+
+    def counted(self, element):
+        calls.append(element)
+        return original(self, element)
+
+    writer._Writer.code = counted
+    try:
+        out = rendered(xml, markdown=markdown)
+    finally:
+        writer._Writer.code = original
+    assert len(calls) == len(items)  # each code element rendered once
+    for code in lines:
+        for line in code:
+            assert out.count(line) == 1
+        if len(code) == 1 and markdown:
+            assert f"`{code[0]}`" in out  # a one-liner stays inline code on its item's line
 
 
 def test_a_page_nested_deeper_than_libxml2_s_default_is_read_whole_or_says_what_is_missing():

@@ -399,6 +399,13 @@ async def test_http_proxy_from_the_environment_and_no_proxy(standins, proxies, m
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     assert (await search(bing_settings(bing.url, proxy=proxy.url()))).engines[0].status == "ok"
     assert len(proxy.seen) == 1 and len(bing.requests) == 4
+    # Networks in CIDR form, as curl reads them: the loopback block goes direct, another /32 does not cover it.
+    monkeypatch.setenv("no_proxy", "example.com,127.0.0.0/8")
+    assert (await search(bing_settings(bing.url, proxy=proxy.url()))).engines[0].status == "ok"
+    assert len(proxy.seen) == 1 and len(bing.requests) == 5
+    monkeypatch.setenv("no_proxy", "127.0.0.2/32")
+    assert (await search(bing_settings(bing.url, proxy=proxy.url()))).engines[0].status == "ok"
+    assert len(proxy.seen) == 2 and len(bing.requests) == 6
 
 
 async def test_socks_proxy_from_all_proxy(standins, proxies, monkeypatch):

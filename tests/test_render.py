@@ -197,6 +197,7 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/robots.txt": page("User-agent: *\nDisallow: /private/\n", content_type="text/plain"),
         "/post": page(article_html()),
         "/built": page(shell(built())),
+        "/built-unlabelled": page(shell(built()), content_type="application/octet-stream"),
         "/spa": page(shell("fetch('/article.json').then(r => r.json()).then(build);")),
         "/article.json": page(json.dumps({"title": "Tide tables", "paragraphs": JSON_PARAGRAPHS}),
                               content_type="application/json"),
@@ -268,6 +269,18 @@ async def test_a_shell_built_by_its_script_comes_back_rendered(world):
     assert response.content.startswith(f"# {TITLE}")
     assert any("built by scripts" in w and "rendered with Chromium" in w and "empty mount element" in w
                for w in response.warnings), response.warnings
+
+
+@needs_chromium
+@module_loop
+async def test_a_shell_sent_as_octet_stream_is_sniffed_as_html_and_rendered(world):
+    """The body's type after sniffing is the sniffed one: the shell is told apart, rendered (the browser,
+    which would take octet-stream for a download, is given the type the read settled on) and said as HTML."""
+    never = await world.reader.fetch(world.url("/built-unlabelled"), render="never")
+    assert never.content_type == "text/html" and never.may_require_js is True and never.rendered is False
+    response = await world.reader.fetch(world.url("/built-unlabelled"))
+    assert response.content_type == "text/html" and response.rendered is True, response.warnings
+    assert SENTENCE in response.content and response.title == TITLE
 
 
 @needs_chromium

@@ -444,3 +444,37 @@ async def test_redis_cooldown_entries_this_version_cannot_read_are_no_entries_no
     finally:
         await client.delete(key)
         await client.aclose()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+async def test_the_store_and_its_journal_files_are_the_users_alone_whatever_the_umask(tmp_path):
+    """The store holds cooldowns and cached pages (and may hold cookies): created 0600 under a permissive
+    umask, its WAL and shared-memory files too (SQLite gives them the database's mode), its new directory
+    0700; a store an older version left readable by others is narrowed when opened."""
+    import stat
+
+    def mode(path: Path) -> int:
+        return stat.S_IMODE(path.stat().st_mode)
+
+    previous = os.umask(0o002)
+    try:
+        directory = tmp_path / "fresh" / "metasearch"
+        state = SqliteState(directory / "state.sqlite3")
+        await state.cache_put("page:1", "a cached page", 60)
+        await state.flush()
+        assert await state.cache_get("page:1") == "a cached page"
+        files = [directory / name for name in ("state.sqlite3", "state.sqlite3-wal", "state.sqlite3-shm")]
+        assert all(f.exists() for f in files)
+        assert {f.name: mode(f) for f in files} == {f.name: 0o600 for f in files}
+        assert mode(directory) == 0o700
+        await state.close()
+        for f in files:
+            if f.exists():
+                f.chmod(0o644)
+        again = SqliteState(directory / "state.sqlite3")
+        assert await again.cache_get("page:1") == "a cached page"
+        assert mode(directory / "state.sqlite3") == 0o600
+        assert all(mode(f) == 0o600 for f in files if f.exists())
+        await again.close()
+    finally:
+        os.umask(previous)

@@ -100,6 +100,80 @@ async def test_a_bomb_in_any_encoding_stops_at_the_cap_in_memory(standins, encod
     assert peak < 8 * cap, f"peak {peak / 1e6:.1f} MB inflating {encoding} against a {cap / 1e6:.0f} MB cap"
 
 
+def stacked(codings: list[str], body: bytes) -> bytes:
+    """`body` with each coding applied in the order listed (Content-Encoding: gzip, br is br(gzip(body)))."""
+    for coding in codings:
+        body = compress(coding, body)
+    return body
+
+
+@pytest.mark.parametrize(("codings", "lines"), [
+    (["gzip", "br"], 1), (["br", "gzip"], 1), (["zstd", "gzip"], 1), (["gzip", "gzip"], 1),
+    (["gzip", "br"], 2), (["gzip", "zstd", "br"], 3),
+])
+async def test_several_codings_are_decoded_in_reverse_order_of_listing(standins, codings, lines):
+    """RFC 9110 8.4: the codings are listed in the order they were applied, in one header or over several lines."""
+    from multidict import CIMultiDict
+
+    if lines == 1:
+        said = [("Content-Encoding", ", ".join(codings))]
+    else:
+        said = [("Content-Encoding", c) for c in codings]
+    engine = await standins(page(stacked(codings, TEXT), headers=CIMultiDict(said)))
+    response = await fetch_once(engine.url)
+    assert response.body == TEXT and "plain words" in response.text
+
+
+@pytest.mark.parametrize("codings", [["gzip", "gzip"], ["gzip", "br"], ["zstd", "gzip"]])
+async def test_a_bomb_through_two_codings_stops_at_the_cap_in_memory(standins, codings):
+    bomb = stacked(codings, bytes(64 << 20))
+    assert len(bomb) < 100_000
+    engine = await standins(page(bomb, headers={"Content-Encoding": ", ".join(codings)}))
+    cap = 1_000_000
+    transport = transport_for(engine.url, max_response_bytes=cap)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TransportError) as refused:
+            await get(transport)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        await transport.close()
+    assert refused.value.reason == "too_large" and f"{cap}-byte cap" in refused.value.detail
+    assert peak < 8 * cap, f"peak {peak / 1e6:.1f} MB inflating {codings} against a {cap / 1e6:.0f} MB cap"
+
+
+async def test_a_bomb_in_the_middle_layer_stops_at_the_cap_in_memory(standins):
+    """A small page whose inner gzip stream is followed by 64 MB of zeros (which gzip's reader would keep
+    as trailing data): the inner layer itself is bounded, not only the page."""
+    inner = gzip.compress(TEXT) + bytes(64 << 20)
+    bomb = gzip.compress(inner)
+    engine = await standins(page(bomb, headers={"Content-Encoding": "gzip, gzip"}))
+    cap = 1_000_000
+    transport = transport_for(engine.url, max_response_bytes=cap)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TransportError) as refused:
+            await get(transport)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        await transport.close()
+    assert refused.value.reason == "too_large"
+    assert peak < 8 * cap, f"peak {peak / 1e6:.1f} MB against a {cap / 1e6:.0f} MB cap"
+
+
+async def test_an_unknown_or_too_deep_stack_of_codings_is_refused(standins):
+    engine = await standins(page(gzip.compress(TEXT), headers={"Content-Encoding": "gzip, compress"}))
+    with pytest.raises(TransportError) as caught:
+        await fetch_once(engine.url)
+    assert "unsupported content encoding 'compress'" in caught.value.detail
+    engine.behaviour = page(stacked(["gzip"] * 6, TEXT), headers={"Content-Encoding": ", ".join(["gzip"] * 6)})
+    with pytest.raises(TransportError) as caught:
+        await fetch_once(engine.url)
+    assert "6 codings stacked" in caught.value.detail
+
+
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
 async def test_a_truncated_compressed_body_is_an_error_not_a_shorter_page(standins, encoding):
     whole = compress(encoding, TEXT)

@@ -73,11 +73,51 @@ def environment_proxies() -> dict[str, str]:
     return found
 
 
+def no_proxy_list() -> str:
+    """NO_PROXY as curl reads it: the lower-case name wins when set."""
+    listed = os.environ.get("no_proxy")
+    return listed if listed is not None else os.environ.get("NO_PROXY", "")
+
+
+def _address(host: str):
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+
+
+def _network(entry: str):
+    import ipaddress
+
+    entry = entry.strip()
+    if entry.startswith("["):  # [::1] or [fe80::]/10
+        inside, _, rest = entry[1:].partition("]")
+        entry = inside + rest
+    try:
+        return ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return None
+
+
 def bypassed(host: str) -> bool:
-    """Whether NO_PROXY names this host (or a domain it is in, or `*`)."""
-    if not (os.environ.get("no_proxy") or os.environ.get("NO_PROXY")):
+    """Whether NO_PROXY names this host (or a domain it is in, or `*`). An address is matched as curl matches
+    one: by the entries that are addresses or networks in CIDR form (127.0.0.1, 10.0.0.0/8, ::1, fc00::/7),
+    and `*`; names are matched by domain as urllib does."""
+    listed = no_proxy_list()
+    if not listed.strip():
         return False
-    return bool(urllib.request.proxy_bypass_environment(host))
+    address = _address(host)
+    if address is None:
+        return bool(urllib.request.proxy_bypass_environment(host, {"no": listed}))
+    for entry in listed.split(","):
+        if entry.strip() == "*":
+            return True
+        network = _network(entry)
+        if network is not None and network.version == address.version and address in network:
+            return True
+    return False
 
 
 def choose_proxy(url: str, engine: str, proxy: str | None, per_engine: Mapping[str, str],

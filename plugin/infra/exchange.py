@@ -155,19 +155,38 @@ _DECODERS = {"gzip": _Zlib, "x-gzip": _Zlib, "deflate": lambda: _Zlib(raw_fallba
 DECODED = "gzip, deflate, br, zstd"  # what Body decodes: the Accept-Encoding a browser sends
 
 
+MAX_CODINGS = 5  # codings one body may stack (curl's limit): more is no server's honest answer, only work for us
+# An inner layer of a stacked body is compressed data: no bigger than what it decodes to, beyond a little framing.
+_LAYER_SLACK = 1 / 64
+
+
+def codings_of(headers: list[tuple[str, str]]) -> str:
+    """The body's Content-Encoding as one list: every such header line, in order (RFC 9110 5.3)."""
+    return ", ".join(v for k, v in headers if k.lower() == "content-encoding")
+
+
 class Body:
     """Collects a body against the size cap, decompressing it ourselves so that a truncated or corrupt
     stream is reported as such and the cap applies to the decompressed size (each step of a decoder is
-    asked for no more than the room left, so a bomb never expands past cap + 1 bytes)."""
+    asked for no more than the room left, so a bomb never expands past cap + 1 bytes).
+
+    `encoding`: the Content-Encoding list ("gzip, br": gzip applied first, so br is undone first, RFC 9110
+    8.4). Every layer is bounded: the last by the cap, each inner one (compressed data itself) by the cap
+    and a little framing, so a bomb through two layers, or one hidden in the middle layer, is cut alike."""
 
     def __init__(self, encoding: str, cap: int):
-        encoding = encoding.strip().lower()
-        if encoding in ("", "identity"):
-            self._decoder = None
-        elif encoding in _DECODERS:
-            self._decoder = _DECODERS[encoding]()
-        else:
-            raise TransportError("error", f"unsupported content encoding {encoding[:30]!r}")
+        codings = [c.strip().lower() for c in encoding.split(",")]
+        codings = [c for c in codings if c not in ("", "identity")]
+        unknown = next((c for c in codings if c not in _DECODERS), None)
+        if unknown is not None:
+            raise TransportError("error", f"unsupported content encoding {unknown[:30]!r}")
+        if len(codings) > MAX_CODINGS:
+            raise TransportError("error", f"unsupported content encoding: {len(codings)} codings stacked "
+                                          f"(at most {MAX_CODINGS})")
+        self._decoders = [_DECODERS[c]() for c in reversed(codings)]
+        inner = cap + int(cap * _LAYER_SLACK) + 4096
+        self._limits = [inner] * (len(self._decoders) - 1) + [cap]
+        self._produced = [0] * len(self._decoders)
         self.cap = cap
         self.size = 0
         self.received = 0
@@ -175,17 +194,23 @@ class Body:
 
     def feed(self, chunk: bytes) -> None:
         self.received += len(chunk)
-        if self._decoder is not None:
+        for layer, decoder in enumerate(self._decoders):
+            if not chunk:
+                break
+            limit = self._limits[layer]
             try:
-                chunk = self._decoder.feed(chunk, self.cap + 1 - self.size)
+                chunk = decoder.feed(chunk, limit + 1 - self._produced[layer])
             except (zlib.error, ValueError) as exc:
                 raise TransportError("error", f"body could not be decompressed: {exc}") from None
+            self._produced[layer] += len(chunk)
+            if self._produced[layer] > limit:
+                raise TransportError("error", f"response exceeds the {self.cap}-byte cap", reason="too_large")
         self.size += len(chunk)
         if self.size > self.cap:
             raise TransportError("error", f"response exceeds the {self.cap}-byte cap", reason="too_large")
         self.chunks.append(chunk)
 
     def finish(self) -> bytes:
-        if self._decoder is not None and self.received and not self._decoder.finished:
+        if self.received and not all(decoder.finished for decoder in self._decoders):
             raise TransportError("error", "body could not be decompressed: the stream ended early (truncated)")
         return b"".join(self.chunks)

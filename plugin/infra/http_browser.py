@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from plugin.infra import memo
 from plugin.infra.egress import SOCKS_SCHEMES
-from plugin.infra.exchange import Body, Incoming, Outgoing, TransportError, check_head
+from plugin.infra.exchange import Body, Incoming, Outgoing, TransportError, check_head, codings_of
 from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.secrets import mask_url
 from plugin.settings import Settings
@@ -309,8 +309,7 @@ class _Head:
             self.body = Body("", self.outgoing.cap)  # a redirect's body is not read as the page
         else:
             check_head(self.status, self.headers, self.outgoing.cap, self.outgoing.any_content_type)
-            encoding = next((v for k, v in self.headers if k.lower() == "content-encoding"), "")
-            self.body = Body(encoding, self.outgoing.cap)
+            self.body = Body(codings_of(self.headers), self.outgoing.cap)
 
     def body_chunk(self, chunk: bytes) -> int:
         from curl_cffi.curl import CURL_WRITEFUNC_ERROR

@@ -15,7 +15,7 @@ import aiohttp
 from yarl import URL
 
 from plugin.infra.egress import SOCKS_SCHEMES, tls_context
-from plugin.infra.exchange import Body, Incoming, Outgoing, TransportError, check_head
+from plugin.infra.exchange import Body, Incoming, Outgoing, TransportError, check_head, codings_of
 from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.secrets import mask_url
 from plugin.settings import Settings
@@ -128,7 +128,7 @@ class PlainClient:
                     raise TransportError("error", f"proxy {mask_url(proxy)} refused the request: HTTP 407 "
                                                   "Proxy Authentication Required")
                 check_head(resp.status, headers, outgoing.cap, outgoing.any_content_type)
-                collected = Body(resp.headers.get("Content-Encoding", ""), outgoing.cap)
+                collected = Body(codings_of(headers), outgoing.cap)
                 async for chunk in resp.content.iter_chunked(65536):
                     collected.feed(chunk)
                 return Incoming(status=resp.status, url=str(resp.url), headers=headers, body=collected.finish(),

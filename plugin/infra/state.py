@@ -428,6 +428,38 @@ def _stop_writer(writes, writer: threading.Thread, readers: ThreadPoolExecutor,
         reader_dbs.clear()
 
 
+# SQLite's files beside the database; it creates them with the database file's mode.
+_JOURNALS = ("-wal", "-shm", "-journal")
+
+
+def _private(path: Path) -> None:
+    """The store holds cooldowns and cached pages (and may hold cookies): its file is created 0600 before SQLite
+    opens it (SQLite then gives its WAL and shared-memory files the same mode), whatever the umask; one left
+    readable by others (an older version, a copy) is narrowed, with its journal files, if it is ours."""
+    if os.name != "posix":
+        return
+    descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        _narrow(descriptor)
+    finally:
+        os.close(descriptor)
+    for suffix in _JOURNALS:
+        try:
+            descriptor = os.open(f"{path}{suffix}", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            _narrow(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def _narrow(descriptor: int) -> None:
+    found = os.fstat(descriptor)
+    if found.st_mode & 0o077 and found.st_uid == os.getuid():
+        os.fchmod(descriptor, found.st_mode & 0o700)
+
+
 class SqliteState:
     """The embedded store, built so that a search never waits on it for long (`wait_s` at most per read)
     and never waits for a write:
@@ -461,7 +493,8 @@ class SqliteState:
         self.wait_s = wait_s
         self.max_bytes = max_bytes
         self.warnings: list[str] = []
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a new directory: the user's alone
+        _private(path)
         self._db = self._open(path, WRITE_BUSY_S)  # the writer thread's connection
         self._closed = False
         # Each reader thread notes itself before its first job (the executor adds a thread to its own set only

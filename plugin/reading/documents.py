@@ -140,7 +140,8 @@ def build_document(response: Response, *, markdown: bool, settings: Settings, de
                                      fallback_min_chars=settings.fetch_fallback_min_chars)
             title, published, content, warnings = (extracted.title, extracted.published, extracted.content,
                                                    extracted.warnings)
-            media = media or "text/html"
+            if media not in HTML_TYPES:  # sniffed: said as what it was read as (later steps, the render, go by it)
+                media = "text/html"
             if detect_shell:
                 from plugin.reading.shells import shell_signs
 

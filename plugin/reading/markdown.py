@@ -179,10 +179,24 @@ class _Writer:
                     nested.extend(self.list_lines(child, inside))
                     if child.tail and _visible(child.tail):
                         nested.append(inside + self.tidy(child.tail))
-                elif isinstance(child.tag, str) and child.tag == "code" and "\n" in (code := self.code(child) or [""])[0]:
-                    # a code block of several lines stays one, under the item (flattened, two commands ran together)
-                    nested.extend(inside + line if line else line for line in code[0].split("\n"))
-                    own.append(child.tail or "")
+                elif isinstance(child.tag, str) and child.tag == "code":
+                    code = self.code(child)  # once: its lines decide where it goes
+                    if code and "\n" in code[0]:
+                        # a code block of several lines stays one, under the item (flattened, two commands ran
+                        # together)
+                        nested.extend(inside + line if line else line for line in code[0].split("\n"))
+                    else:  # a one-liner: inline code in the item's text, set apart as any block in it is
+                        own.append(" " + (code[0] if code else ""))
+                    own.append(" " + (child.tail or ""))  # the text after it, apart from the text before it
+                elif isinstance(child.tag, str) and child.tag == "quote":
+                    # a quote (or a <pre> of lines) of several lines stays one, under the item; a one-liner
+                    # joins the item's text without its marker (a "> " mid-line is no quote, only a stray ">")
+                    quoted = "\n".join(self.block(child))
+                    if "\n" in quoted:
+                        nested.extend(inside + line if line else line for line in quoted.split("\n"))
+                    else:
+                        own.append(" " + (quoted[2:] if self.markdown and quoted.startswith("> ") else quoted))
+                    own.append(" " + (child.tail or ""))  # the text after it, apart from the text before it
                 elif isinstance(child.tag, str) and child.tag in _BLOCK_TAGS:
                     own.append(" " + " ".join(self.blocks_flat(child)) + " ")
                     own.append(child.tail or "")

@@ -66,28 +66,116 @@ def _in_english(text: str) -> str:
     return _DAY_DOT.sub(r"\1 ", text)
 
 
-def absolute_date(text: str) -> dt.date | None:
-    """The first date in `text` when it is absolute (the same whenever it is read), else None."""
-    text = _in_english(text)
+# A numeric day and month around a four-digit year: "13/04/2021", "13.04.2021", "4-13-2021". Which of the first
+# two is the day is settled by the numbers when one is above 12 (or both are equal), else by the page's language.
+_NUMERIC_DMY = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(\d{4})(?![\d/-]|\.\d)")
+# Languages (and English regions) whose numeric dates put the month first, and those that put the day first.
+_MONTH_FIRST = {"en-us", "en-ph", "en-as", "en-gu", "en-mp", "en-pr", "en-um", "en-vi", "es-us"}
+_DAY_FIRST_LANGUAGES = {
+    "af", "ar", "az", "be", "bg", "bs", "ca", "cs", "cy", "da", "de", "el", "es", "et", "eu", "fi", "fil", "fr",
+    "ga", "gl", "he", "hi", "hr", "hy", "id", "is", "it", "ka", "kk", "ms", "mk", "nb", "nl", "nn", "no", "pl", "pt",
+    "ro", "ru", "sk", "sl", "sq", "sr", "sv", "th", "tr", "uk", "ur", "uz", "vi",
+}
+
+
+def _day_first(language: str | None) -> bool | None:
+    """Whether the page's language writes numeric dates day first (True), month first (False), or is silent
+    (None: plain "en", which British and American pages both declare, and languages that write the year first)."""
+    if not language:
+        return None
+    primary, *subtags = language.strip().lower().replace("_", "-").split("-")
+    # the region: two letters or three digits, after any script ("en-Latn-US")
+    region = next((t for t in subtags if len(t) == 2 or (len(t) == 3 and t.isdigit())), "")
+    if f"{primary}-{region}" in _MONTH_FIRST:
+        return False
+    if primary == "en":  # en-GB, en-AU, en-IN …: day first; plain "en" and en-CA (which writes both) are silent
+        return True if region and region != "ca" else None
+    return True if primary in _DAY_FIRST_LANGUAGES else None
+
+
+def _numeric_reading(first: int, second: int, year: int, language: str | None) -> dt.date | None:
+    """The date a numeric "first/second/year" stands for, or None when it is not one or cannot be told."""
+    if first == second or first > 12:
+        order = True
+    elif second > 12:
+        order = False
+    else:
+        order = _day_first(language)
+    if order is None:
+        return None
+    day, month = (first, second) if order else (second, first)
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _numeric_dates_settled(text: str, language: str | None) -> str:
+    """`text` with each numeric day-month-year written as ISO where it can be told, and blanked where it cannot
+    (04/05/2021 on a page that does not say its language is no date, not May 4 nor April 5)."""
+    def settle(match: re.Match) -> str:
+        found = _numeric_reading(int(match.group(1)), int(match.group(3)), int(match.group(4)), language)
+        return found.isoformat() if found is not None else " "
+    return _NUMERIC_DMY.sub(settle, text)
+
+
+def absolute_date(text: str, language: str | None = None) -> dt.date | None:
+    """The first date in `text` when it is absolute (the same whenever it is read), else None.
+    `language`: the page's language tag, which settles whether 04/05/2021 is the 4th of May or April 5."""
+    text = _in_english(_numeric_dates_settled(text, language))
     first, second = (parse_date(text, now) for now in _FAR_APART)
     return first if first is not None and first == second and _plausible(first) else None
 
 
-def byline_date(visible_lines: list[str]) -> dt.date | None:
+def byline_date(visible_lines: list[str], language: str | None = None) -> dt.date | None:
     """An absolute date on a byline line among the first lines of the page's text."""
     for line in visible_lines[:BYLINE_LINES]:
         if len(line) <= BYLINE_MAX_CHARS and BYLINE_WORDS.search(line):
-            found = absolute_date(line)
+            found = absolute_date(line, language)
             if found is not None:
                 return found
     return None
 
 
 def _in_url(url: str | None, day: dt.date) -> bool:
+    """Whether the URL writes `day` as a date of its own: 2021/03/04, 2021-3-4 (one separator throughout) or
+    20210304, with no digit on either side (an id 920210304 or 202103041 holds no date)."""
     if not url:
         return False
-    pattern = rf"{day.year}[/_.-]?0?{day.month}[/_.-]?0?{day.day}(?!\d)"
-    return re.search(pattern, url) is not None
+    separated = rf"{day.year}(?P<sep>[/_.-])0?{day.month}(?P=sep)0?{day.day}"
+    compact = f"{day.year}{day.month:02d}{day.day:02d}"
+    return re.search(rf"(?<!\d)(?:{separated}|{compact})(?!\d)", url) is not None
+
+
+def page_language(tree) -> str | None:
+    """The page's declared language: <html lang>, else og:locale, else a Content-Language meta tag."""
+    if tree is None:
+        return None
+    for path in ("/html/@lang", "/html/@xml:lang", "//meta[@property='og:locale']/@content",
+                 "//meta[translate(@http-equiv, 'CONTENT-LANGUAGE', 'content-language')='content-language']"
+                 "/@content"):
+        try:
+            found = tree.xpath(path)
+        except Exception:  # an odd tree (a fragment without <html>): no declared language
+            found = []
+        for value in found:
+            value = str(value).split(",")[0].strip()
+            if value:
+                return value
+    return None
+
+
+def _a_guess(raw_html: str, url: str | None, day: dt.date, language: str | None) -> bool:
+    """Whether `day` rests only on a numeric date that cannot be told apart (htmldate reads 04/05/2021 as the
+    4th of May on any page): no ISO form of it in the markup or the URL, and a numeric form in the markup
+    whose reading in the page's language is not `day`."""
+    if day.day > 12 or day.day == day.month or day.isoformat() in raw_html or _in_url(url, day):
+        return False
+    for match in _NUMERIC_DMY.finditer(raw_html):
+        first, second, year = int(match.group(1)), int(match.group(3)), int(match.group(4))
+        if year == day.year and {first, second} == {day.day, day.month}:
+            return _numeric_reading(first, second, year, language) != day
+    return False
 
 
 def vouched(tree, raw_html: str, url: str | None, day: dt.date) -> bool:
@@ -120,6 +208,8 @@ def publication_date(found: str | None, *, tree, raw_html: str, url: str | None,
             day = dt.date.fromisoformat(found[:10])
         except ValueError:
             day = None
-    if _plausible(day) and vouched(tree, raw_html, url, day):  # type: ignore[arg-type]
+    language = page_language(tree)
+    if (_plausible(day) and vouched(tree, raw_html, url, day)  # type: ignore[arg-type]
+            and not _a_guess(raw_html, url, day, language)):  # type: ignore[arg-type]
         return day
-    return byline_date(visible_lines())
+    return byline_date(visible_lines(), language)

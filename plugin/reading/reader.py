@@ -238,8 +238,10 @@ class Reader:
         keeps the page's own time and the read's queue time. `render` (checked; None: the setting):
         whether an HTML page is rendered by the browser (auto: when it looks like an app shell)."""
         mode = render or self.settings.render
-        plain, cached = await self._plain_document(url, markdown=markdown, ignore_robots=ignore_robots,
-                                                   deadline=deadline, clock=clock)
+        # The fragment is the client's: never sent, so one page whatever it is (read and cached once). The
+        # browser keeps it (a hash-routed app's scripts read it to choose what they show).
+        plain, cached = await self._plain_document(url.split("#", 1)[0], markdown=markdown,
+                                                   ignore_robots=ignore_robots, deadline=deadline, clock=clock)
         wanted = plain.content_type in HTML_TYPES and (mode == "always" or (mode == "auto" and plain.may_require_js))
         if not wanted:
             if plain.may_require_js:

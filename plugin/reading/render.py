@@ -23,6 +23,7 @@ What a page may do is bounded by construction:
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
@@ -34,6 +35,7 @@ from plugin.infra.lifecycle import LoopBound, PerLoop
 from plugin.infra.logs import get_logger
 from plugin.reading.addresses import GuardedResolver, Target
 from plugin.reading.chromium import BrowserGone, Chromium, ProtocolError, find_chromium
+from plugin.reading.documents import GENERIC_TYPES, media_type
 from plugin.reading.hops import page_proxy
 from plugin.reading.render_egress import DenyAll, ReadEgress
 from plugin.settings import Settings
@@ -593,12 +595,14 @@ class PageRun:
         self._spawn(self._set_up_child(session, kind))
 
     async def _set_up_page(self, session: str) -> None:
+        # Documents are also held at their response, for the top one's type (see _response).
+        patterns = [{"urlPattern": "*", "requestStage": "Request"},
+                    {"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}]
         try:
             await asyncio.gather(
                 self._send("Page.enable", session=session),
                 self._send("Network.enable", session=session),
-                self._send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]},
-                           session=session),
+                self._send("Fetch.enable", {"patterns": patterns}, session=session),
                 self._send("Page.addScriptToEvaluateOnNewDocument", {"source": INIT_SCRIPT}, session=session),
                 self._send("Page.setLifecycleEventsEnabled", {"enabled": True}, session=session),
                 self._send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True,
@@ -699,6 +703,9 @@ class PageRun:
 
     def _paused(self, session: str, params: dict) -> None:
         request_id = params.get("requestId")
+        if "responseStatusCode" in params or "responseErrorReason" in params:
+            self._response(session, request_id, params)
+            return
         url = params.get("request", {}).get("url", "")
         scheme = url.split(":", 1)[0].lower()
         if scheme not in OUTGOING_SCHEMES:
@@ -715,6 +722,36 @@ class PageRun:
             self._spawn(self._top_document(session, request_id, url))
             return
         self._continue(session, request_id, url)
+
+    def _response(self, session: str, request_id: str | None, params: dict) -> None:
+        """A document's response, held before the browser acts on it. The top document is rendered because
+        a plain read found it an HTML page; sent with a generic type (application/octet-stream), which the
+        plain read sniffs and the browser would take for a download, it is given the type the read settled on."""
+        headers = params.get("responseHeaders") or []
+        # Only the document the read came for (not yet committed: a later move of the page to a file is a
+        # download, refused as ever), and not one sent as an attachment.
+        if params.get("frameId") == self.target and "responseStatusCode" in params and not self.committed:
+            said = {h.get("name", "").lower(): h.get("value", "") for h in headers}
+            if (media_type(said.get("content-type")) in GENERIC_TYPES
+                    and not said.get("content-disposition", "").strip().lower().startswith("attachment")):
+                kept = [h for h in headers if h.get("name", "").lower() not in _RETYPED_HEADERS]
+                self._spawn(self._as_html(session, request_id, params["responseStatusCode"], kept))
+                return
+        self.connection.notify("Fetch.continueRequest", {"requestId": request_id}, session=session)
+
+    async def _as_html(self, session: str, request_id: str | None, status: int, headers: list[dict]) -> None:
+        """The held response handed to the browser as text/html (its body as received: a new type alone, by
+        Fetch.continueResponse, does not undo the browser's decision to download it)."""
+        try:
+            body = await self._send("Fetch.getResponseBody", {"requestId": request_id}, session=session)
+            data = body.get("body", "")
+            if not body.get("base64Encoded"):
+                data = base64.b64encode(data.encode("utf-8")).decode("ascii")
+            await self._send("Fetch.fulfillRequest", {
+                "requestId": request_id, "responseCode": status, "body": data,
+                "responseHeaders": [*headers, {"name": "Content-Type", "value": "text/html"}]}, session=session)
+        except (RenderFailed, BrowserHung, BrowserGone):
+            self._fail(session, request_id, "Failed")
 
     def _continue(self, session: str, request_id: str, url: str) -> None:
         """Let a request of the page go: its host and port are then expected at the egress."""
@@ -738,6 +775,12 @@ class PageRun:
 
     def _fail(self, session: str, request_id: str | None, reason: str) -> None:
         self.connection.notify("Fetch.failRequest", {"requestId": request_id, "errorReason": reason}, session=session)
+
+
+# Headers of a held response that its handing over as HTML replaces or that no longer hold: its type, a
+# download's disposition, and the framing of a body the browser gets decoded and whole.
+_RETYPED_HEADERS = frozenset({"content-type", "content-disposition", "content-encoding", "content-length",
+                              "transfer-encoding"})
 
 
 def _retrieved(task: asyncio.Task) -> None:
