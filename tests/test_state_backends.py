@@ -144,6 +144,25 @@ async def test_concurrent_redis_updates_all_count(redis_url):
             await w.close()
 
 
+async def test_one_process_s_concurrent_redis_updates_of_a_key_never_conflict(redis_url):
+    """Updates of one key from one process wait for each other: each computes its change once (no EXEC
+    that our own writer made fail, no retry), so a burst of them cannot use up the retries."""
+    store = RedisState(redis_url)
+    computed = 0
+
+    def bump(entry):
+        nonlocal computed
+        computed += 1
+        return CooldownEntry(until=0.0, failures=(entry.failures if entry else 0) + 1, status="error")
+
+    try:
+        await asyncio.gather(*(store.update("mojeek", bump, 600) for _ in range(30)))
+        assert (await store.get("mojeek")).failures == 30
+        assert computed == 30
+    finally:
+        await store.close()
+
+
 async def test_an_unreachable_redis_is_redis_unavailable_naming_the_error():
     store = RedisState(f"redis://127.0.0.1:{free_port()}/0")
     for call in (store.get("bing"), store.update("bing", lambda _: ENTRY, 60), store.all(),

@@ -884,6 +884,10 @@ class RedisState:
         # redis.asyncio connections belong to one event loop; a new loop (asyncio.run per call) gets its
         # own client, closed when its loop ends (LoopBound) or at close().
         self._clients: PerLoop[tuple[object, LoopBound]] = PerLoop(self._connect)
+        # One update of a key at a time per process (per loop): a process's own racing writers would only
+        # make each other's EXEC fail and retry (60 at once could use up the retries under load); WATCH is
+        # left to settle the races between processes.
+        self._update_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
 
     def _connect(self) -> tuple[object, LoopBound]:
         import redis.asyncio as redis
@@ -917,8 +921,9 @@ class RedisState:
         import redis
 
         key = self._key("cooldown", engine)
+        lock = self._update_locks.get().setdefault(key, asyncio.Lock())
         try:
-            async with self._client().pipeline(transaction=True) as pipe:
+            async with lock, self._client().pipeline(transaction=True) as pipe:
                 for attempt in range(100):
                     try:
                         await pipe.watch(key)
