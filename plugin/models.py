@@ -12,6 +12,7 @@ from engines.base import Category, Tier
 EngineStatus = Literal[
     "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled",
     "late",  # still running when the answer went out (its rows are not in it); see plugin/pipeline/tiers.py
+    "queued",  # never asked: still waiting for admission (our load) when the search's deadlines came
 ]
 # Statuses that mean the engine failed us (they start or extend a cooldown).
 FAILURE_STATUSES: frozenset[str] = frozenset({"timeout", "error", "blocked", "ratelimited"})

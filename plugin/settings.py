@@ -480,7 +480,8 @@ class Settings(BaseSettings):
         description="Engine (or engine@endpoint) -> requests started per second at most (none: no rate limit)")
     admission_wait_ms: int = Field(
         60000, ge=0, le=600000,
-        description="Longest a request waits for admission; then the engine is skipped as overloaded")
+        description="Longest a request waits for admission; then the engine is reported queued (not asked). "
+                    "A search never waits past its own deadlines for it")
     # --- when a search answers (plugin/pipeline/tiers.py) ---
     deadline_ms: int = Field(
         5000, ge=100, le=600000,
