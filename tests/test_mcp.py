@@ -60,6 +60,9 @@ async def exercise(client: Client, hung_engine: str) -> None:
     states = {e["name"]: e for e in engines.structured_content["engines"]}
     assert states[hung_engine]["cooldown"]["active"] is True
     assert states["exa"]["enabled"] is False and "EXA_API_KEY" in states["exa"]["disabled_reason"]
+    # The server's engines setting (METASEARCH_ENGINES) names only the stand-ins: the others are not enabled.
+    assert states[hung_engine]["enabled"] is True and states["bing"]["enabled"] is True
+    assert states["mojeek"]["enabled"] is False and "engines setting" in states["mojeek"]["disabled_reason"]
     assert states["baidu"]["news"] is True and states["bing"]["news"] is False  # which engines have news
 
     bad = await client.call_tool("web_search", {"query": "   "})
