@@ -183,3 +183,22 @@ async def test_head_answers_the_headers_get_would_without_searching_or_reading(s
         assert 'metasearch_searches_total{outcome="ok"}' not in metrics  # no search was run, none counted
         answer = await client.get("/search", params={"q": "python documentation"})  # GET still searches
         assert answer.status == 200 and len(engine.requests) == 1
+
+
+async def test_verify_without_url_or_quote_names_every_missing_parameter():
+    """GET /verify with neither url nor quote named only quote; the MCP tool and the Python API share it."""
+    from plugin.errors import FetchError
+    from plugin.reading.verify import verify
+
+    async with TestClient(TestServer(build_app(Settings(state_backend="memory")))) as client:
+        answer = await client.get("/verify")
+        error = (await answer.json())["error"]
+        assert answer.status == 400 and error["code"] == "invalid_parameter", error
+        assert error["parameter"] == "url, quote" and "url and quote are required" in error["message"]
+        # One missing: that one is named, as before.
+        error = (await (await client.get("/verify", params={"url": "http://127.0.0.2/a"})).json())["error"]
+        assert error["parameter"] == "quote"
+        error = (await (await client.get("/verify", params={"quote": "x"})).json())["error"]
+        assert error["code"] == "invalid_url" and "url is required" in error["message"]
+    with pytest.raises(FetchError, match="url and quote are required"):
+        await verify(None, None, settings=Settings(state_backend="memory"))
