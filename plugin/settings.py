@@ -723,6 +723,11 @@ class Settings(BaseSettings):
                     "fewer rows or passages (omitted). At least 8,000: the engine list takes about 6,300")
 
     # --- metasearch serve ---
+    shutdown_wait_ms: int = Field(
+        5000, ge=0, le=60000,
+        description="On SIGTERM or SIGINT, longest `serve` and `mcp --http` wait for requests in flight before "
+                    "cancelling them, then close the state store (its writes committed) and exit 0; the default "
+                    "keeps within a container's usual 10 s stop grace")
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Host names `serve` and `mcp --http` answer besides those they listen on (a reverse proxy's, "

@@ -370,7 +370,10 @@ def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0
 
         # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
         sock = listen(host, port, path="/mcp")
-        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning")).run(sockets=[sock])
+        # On SIGTERM uvicorn waits for requests in flight without end unless told: as long as `serve` does.
+        wait_s = (settings or Settings.model_construct()).shutdown_wait_ms / 1000
+        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning",
+                                      timeout_graceful_shutdown=wait_s)).run(sockets=[sock])
     else:
         server.run("stdio")
 

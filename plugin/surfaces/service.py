@@ -510,7 +510,8 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
     workers = workers or settings.workers
     if workers <= 1:
         sock = listen(host, port)
-        web.run_app(build_app(settings, host=host), sock=sock, print=None)
+        web.run_app(build_app(settings, host=host), sock=sock, print=None,
+                    shutdown_timeout=settings.shutdown_wait_ms / 1000)
     else:
         serve_workers(settings, host, port, workers)
 
@@ -547,7 +548,8 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int) -> Non
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                web.run_app(build_app(settings, shared_metrics=shared, host=host), sock=sock, print=None)
+                web.run_app(build_app(settings, shared_metrics=shared, host=host), sock=sock, print=None,
+                            shutdown_timeout=settings.shutdown_wait_ms / 1000)
             except BaseException:  # noqa: BLE001 - a worker reports and exits; the parent decides
                 log.exception("worker %d failed", index)
                 code = 1
