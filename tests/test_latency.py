@@ -141,7 +141,7 @@ async def test_deadline_caps_both_tiers(standins):
 async def test_queue_time_is_never_a_timeout_or_a_cooldown(standins):
     engine = await standins(page(bing_page(ROWS), delay=0.15))
     # One request at a time to this upstream, a deadline of two answers: 12 searches queue far longer.
-    s = make({"bing": engine.url}, upstream_concurrency=1, timeout_ms=300)
+    s = make({"bing": engine.url}, upstream_concurrency=1, timeout_ms=300, deadline_ms=60000)  # the engine's is the point
     responses = await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(12)))
     store = await s.cooldowns.store.all()
     await s.close()
@@ -493,7 +493,9 @@ async def test_a_burst_on_our_side_never_benches_a_healthy_engine(standins):
     # for a slot, more than the engine's whole deadline, while every search parses a 550 kB page.
     body = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
     engine = await standins(page(body, delay=0.1))
-    s = make({"brave": engine.url}, timeout_ms=1000)
+    # The searches' own deadline is far (queue time counts against it: on a loaded machine the last ones
+    # would answer at 5 s with the engine `queued` or `late`, never `timeout`): the engine's is the point.
+    s = make({"brave": engine.url}, timeout_ms=1000, deadline_ms=60000)
     responses = await asyncio.gather(*(s.search(f"javascript tutorial {i}") for i in range(100)))
     store = await s.cooldowns.store.all()
     await s.close()
