@@ -7,7 +7,7 @@
                                                                3 engines answering in 300 ms + 1 hung one
     python scripts/latency.py oneshot   [--searches 30]        the same as one `metasearch search` process each
     python scripts/latency.py deadline  [--searches 5]         hung primary + hung fallback
-    python scripts/latency.py burst     [--concurrency 200] [--identical] [--rounds 2] [--hung]
+    python scripts/latency.py burst     [--concurrency 200] [--identical] [--rounds 2] [--hung] [--burst-limit 8]
     python scripts/latency.py cpu       [--searches 100] [--profile]
     python scripts/latency.py serve     [--workers 1,2] [--seconds 20]
     python scripts/latency.py coldstart [--runs 10]
@@ -311,7 +311,7 @@ async def scenario_burst(args: argparse.Namespace) -> dict:
                 async def one(i: int):
                     query = QUERY if args.identical else f"{QUERY} {round_number * 1000 + i}"
                     started = time.perf_counter()
-                    response = await searcher.search(query)
+                    response = await searcher.search(query, limit=args.burst_limit)
                     return time.perf_counter() - started, response
 
                 started = time.perf_counter()
@@ -333,8 +333,9 @@ async def scenario_burst(args: argparse.Namespace) -> dict:
         finally:
             await searcher.close()
         kind = "identical" if args.identical else "distinct"
-        return {"scenario": f"{args.concurrency} concurrent {kind} searches, {len(HEALTHY)} healthy lognormal "
-                            f"engines" + (f" + 1 hung ({HUNG})" if hung else ""), "settings": tuning(args) or "defaults", "rounds": rounds}
+        return {"scenario": f"{args.concurrency} concurrent {kind} searches (limit {args.burst_limit}), "
+                            f"{len(HEALTHY)} healthy lognormal engines" + (f" + 1 hung ({HUNG})" if hung else ""),
+                "settings": tuning(args) or "defaults", "rounds": rounds}
 
 
 async def scenario_cpu(args: argparse.Namespace) -> dict:
@@ -640,6 +641,9 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--identical", action="store_true")
     parser.add_argument("--hung", action="store_true", help="burst: one engine more, which never answers")
+    parser.add_argument("--burst-limit", type=int, default=8,
+                        help="burst: rows each search asks for (more than the engines give: it answers at the soft "
+                             "deadline, not once limit rows are in)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--clients", type=int, default=16)
