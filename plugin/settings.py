@@ -728,6 +728,11 @@ class Settings(BaseSettings):
         description="On SIGTERM or SIGINT, longest `serve` and `mcp --http` wait for requests in flight before "
                     "cancelling them, then close the state store (its writes committed) and exit 0; the default "
                     "keeps within a container's usual 10 s stop grace")
+    header_timeout_ms: int = Field(
+        20000, ge=1000, le=300000,
+        description="Longest `serve` and `mcp --http` wait for a request's head (its line and headers) on a "
+                    "connection, or for the next request on an idle kept-alive one, before closing it: a client "
+                    "sending its headers a byte at a time holds a connection this long at most")
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Host names `serve` and `mcp --http` answer besides those they listen on (a reverse proxy's, "

@@ -221,3 +221,18 @@ async def test_sigterm_ends_mcp_http_within_its_shutdown_wait_while_a_read_hangs
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_mcp_http_cuts_off_a_client_sending_its_headers_a_byte_at_a_time():
+    """uvicorn has no timeout for a request's head (any byte cancels its keep-alive timer): a client
+    trickling its headers held a connection as long as it liked. header_timeout_ms bounds it; a real
+    client is still served."""
+    from test_service import trickle_until_closed
+
+    env = server_env({}, METASEARCH_HEADER_TIMEOUT_MS="1000")
+    async with mcp_over_http(env) as url:
+        port = int(re.search(r":(\d+)/mcp$", url).group(1))
+        closed, _ = await trickle_until_closed(port, "/mcp")
+        assert closed
+        async with Client(url, read_timeout_seconds=60) as client:
+            assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}

@@ -190,3 +190,54 @@ async def test_sigterm_ends_serve_within_its_shutdown_wait_while_a_read_hangs_an
     assert entry is not None and entry.status == "error"
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def trickle_until_closed(port: int, path: str, seconds: float = 60.0) -> tuple[bool, bytes]:
+    """Send a request's head a byte every 0.2 s for up to `seconds`: (whether the server closed the
+    connection before the client was done, what it sent)."""
+    import asyncio
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode())
+    try:
+        for _ in range(int(seconds / 0.2)):
+            writer.write(b"X")
+            await writer.drain()
+            try:
+                data = await asyncio.wait_for(reader.read(1000), 0.2)
+            except asyncio.TimeoutError:
+                continue
+            return True, data  # b"" once closed
+        return False, b""
+    except ConnectionError:
+        return True, b""
+    finally:
+        writer.close()
+
+
+async def test_a_client_sending_its_headers_a_byte_at_a_time_is_cut_off_after_header_timeout_ms():
+    """aiohttp has no timeout for a request's head; its keep-alive timer bounds it (75 s by default):
+    header_timeout_ms sets it (20 s by default). A client trickling its headers is disconnected well
+    before it is done; a request sent at once is still answered."""
+    import asyncio
+    import os
+    import sys
+
+    import aiohttp
+
+    assert Settings().header_timeout_ms <= 30000
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENGINES": '["bing"]', "METASEARCH_HEADER_TIMEOUT_MS": "1000"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        port = int(re.fullmatch(r"listening on http://127\.0\.0\.1:(\d+)\n", line).group(1))
+        closed, sent = await trickle_until_closed(port, "/health")
+        assert closed and sent == b""  # closed, nothing answered to the head that never ended
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"http://127.0.0.1:{port}/health") as answer:
+                assert answer.status == 200
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)

@@ -510,10 +510,17 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
     workers = workers or settings.workers
     if workers <= 1:
         sock = listen(host, port)
-        web.run_app(build_app(settings, host=host), sock=sock, print=None,
-                    shutdown_timeout=settings.shutdown_wait_ms / 1000)
+        web.run_app(build_app(settings, host=host), sock=sock, print=None, **run_options(settings))
     else:
         serve_workers(settings, host, port, workers)
+
+
+def run_options(settings: Settings) -> dict[str, float]:
+    """aiohttp's timeouts from the settings. aiohttp has no timeout for reading a request's head, but its
+    keep-alive timer, armed when a connection opens and after each answer and not reset by data that
+    does not complete a request, closes a connection still without a whole request when it fires: the
+    keep-alive timeout bounds a client that sends its headers a byte at a time (75 s by default)."""
+    return {"shutdown_timeout": settings.shutdown_wait_ms / 1000, "keepalive_timeout": settings.header_timeout_ms / 1000}
 
 
 def listen(host: str, port: int, path: str = ""):
@@ -549,7 +556,7 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int) -> Non
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 web.run_app(build_app(settings, shared_metrics=shared, host=host), sock=sock, print=None,
-                            shutdown_timeout=settings.shutdown_wait_ms / 1000)
+                            **run_options(settings))
             except BaseException:  # noqa: BLE001 - a worker reports and exits; the parent decides
                 log.exception("worker %d failed", index)
                 code = 1
