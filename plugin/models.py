@@ -12,6 +12,7 @@ from engines.base import Category, Tier
 EngineStatus = Literal[
     "ok", "empty", "irrelevant", "timeout", "error", "blocked", "ratelimited", "cooldown", "skipped", "disabled",
     "late",  # still running when the answer went out (its rows are not in it); see plugin/pipeline/tiers.py
+    "queued",  # never asked: still waiting for admission (our load) when the search's deadlines came
 ]
 # Statuses that mean the engine failed us (they start or extend a cooldown).
 FAILURE_STATUSES: frozenset[str] = frozenset({"timeout", "error", "blocked", "ratelimited"})
@@ -55,6 +56,8 @@ class Omitted(BaseModel):
     rows: int = Field(0, description="Result rows left out")
     passages: int = Field(0, description="Passages left out")
     chars: int = Field(0, description="Characters of page text left out")
+    snippet_chars: int = Field(0, description="Characters of a row's snippet left out (search max_tokens: the "
+                                              "last row shown has its snippet cut to fit, ending with …)")
     next_offset: int | None = Field(None, description="Offset to read on from (fetch(url, offset=...))")
     starts: list[int] = Field(default_factory=list, description="Start offsets of the passages left out")
     how: str = Field("", description="How to get what was left out")

@@ -481,7 +481,8 @@ class Settings(BaseSettings):
         description="Engine (or engine@endpoint) -> requests started per second at most (none: no rate limit)")
     admission_wait_ms: int = Field(
         60000, ge=0, le=600000,
-        description="Longest a request waits for admission; then the engine is skipped as overloaded")
+        description="Longest a request waits for admission; then the engine is reported queued (not asked). "
+                    "A search never waits past its own deadlines for it")
     # --- when a search answers (plugin/pipeline/tiers.py) ---
     deadline_ms: int = Field(
         5000, ge=100, le=600000,
@@ -724,6 +725,16 @@ class Settings(BaseSettings):
                     "fewer rows or passages (omitted). At least 8,000: the engine list takes about 6,300")
 
     # --- metasearch serve ---
+    shutdown_wait_ms: int = Field(
+        5000, ge=0, le=60000,
+        description="On SIGTERM or SIGINT, longest `serve` and `mcp --http` wait for requests in flight before "
+                    "cancelling them, then close the state store (its writes committed) and exit 0; the default "
+                    "keeps within a container's usual 10 s stop grace")
+    header_timeout_ms: int = Field(
+        20000, ge=1000, le=300000,
+        description="Longest `serve` and `mcp --http` wait for a request's head (its line and headers) on a "
+                    "connection, or for the next request on an idle kept-alive one, before closing it: a client "
+                    "sending its headers a byte at a time holds a connection this long at most")
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Host names `serve` and `mcp --http` answer besides those they listen on (a reverse proxy's, "

@@ -7,7 +7,7 @@
                                                                3 engines answering in 300 ms + 1 hung one
     python scripts/latency.py oneshot   [--searches 30]        the same as one `metasearch search` process each
     python scripts/latency.py deadline  [--searches 5]         hung primary + hung fallback
-    python scripts/latency.py burst     [--concurrency 200] [--identical] [--rounds 2]
+    python scripts/latency.py burst     [--concurrency 200] [--identical] [--rounds 2] [--hung] [--burst-limit 8]
     python scripts/latency.py cpu       [--searches 100] [--profile]
     python scripts/latency.py serve     [--workers 1,2] [--seconds 20]
     python scripts/latency.py coldstart [--runs 10]
@@ -299,8 +299,10 @@ async def scenario_deadline(args: argparse.Namespace) -> dict:
 
 
 async def scenario_burst(args: argparse.Namespace) -> dict:
-    with Standins(seed=args.seed) as standins:
-        settings = make_settings(standins.endpoints(HEALTHY), **tuning(args))
+    hung = [HUNG] if args.hung else []  # --hung: the burst also asks an engine that never answers
+    with Standins(hung=hung, seed=args.seed) as standins:
+        settings = make_settings(standins.endpoints(HEALTHY) | {name: standins.url(name) for name in hung},
+                                 **tuning(args))
         searcher = make_searcher(settings)
         rounds = []
         try:
@@ -309,7 +311,7 @@ async def scenario_burst(args: argparse.Namespace) -> dict:
                 async def one(i: int):
                     query = QUERY if args.identical else f"{QUERY} {round_number * 1000 + i}"
                     started = time.perf_counter()
-                    response = await searcher.search(query)
+                    response = await searcher.search(query, limit=args.burst_limit)
                     return time.perf_counter() - started, response
 
                 started = time.perf_counter()
@@ -322,7 +324,8 @@ async def scenario_burst(args: argparse.Namespace) -> dict:
                 rounds.append({
                     "round": round_number + 1, "searches": len(done), "round_s": round(elapsed, 2),
                     "wall_s": percentiles([w for w, _ in done]),
-                    "false_timeouts": sum(st.get("timeout", 0) for st in summary["statuses"].values()),
+                    "false_timeouts": sum(st.get("timeout", 0) for name, st in summary["statuses"].items()
+                                          if name not in hung),
                     "benched_engines": sorted(k.split("@")[0] for k in benched),
                     "empty_answers": sum(1 for r in responses if not r.results),
                     "upstream_requests": {k: after[k] - before.get(k, 0) for k in after}, **summary})
@@ -330,8 +333,9 @@ async def scenario_burst(args: argparse.Namespace) -> dict:
         finally:
             await searcher.close()
         kind = "identical" if args.identical else "distinct"
-        return {"scenario": f"{args.concurrency} concurrent {kind} searches, {len(HEALTHY)} healthy lognormal "
-                            f"engines", "settings": tuning(args) or "defaults", "rounds": rounds}
+        return {"scenario": f"{args.concurrency} concurrent {kind} searches (limit {args.burst_limit}), "
+                            f"{len(HEALTHY)} healthy lognormal engines" + (f" + 1 hung ({HUNG})" if hung else ""),
+                "settings": tuning(args) or "defaults", "rounds": rounds}
 
 
 async def scenario_cpu(args: argparse.Namespace) -> dict:
@@ -636,6 +640,10 @@ def main() -> int:
     parser.add_argument("--searches", type=int)
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--identical", action="store_true")
+    parser.add_argument("--hung", action="store_true", help="burst: one engine more, which never answers")
+    parser.add_argument("--burst-limit", type=int, default=8,
+                        help="burst: rows each search asks for (more than the engines give: it answers at the soft "
+                             "deadline, not once limit rows are in)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--clients", type=int, default=16)

@@ -551,11 +551,14 @@ async def test_a_slot_freed_while_a_cancelled_request_is_still_in_line_goes_to_t
 async def test_nested_waits_are_one_wait_on_the_clock():
     clock = EngineClock(10, 10)
     seen = []
-    clock.watch(lambda: seen.append(clock.queued))
-    async with clock.waiting():
-        async with clock.waiting():
+    clock.watch(lambda: seen.append(clock.on_store))
+    async with clock.waiting():  # a lane: queue time, nobody told (the searches' clocks run on)
+        pass
+    assert seen == [] and not clock.queued
+    async with clock.store_wait():
+        async with clock.store_wait():
             await asyncio.sleep(0.01)
-        assert clock.queued  # still waiting on the outer one
+        assert clock.queued and clock.on_store  # still waiting on the outer one
         await asyncio.sleep(0.01)
     assert not clock.queued and seen == [True, False]  # told once when it started, once when it stopped
     assert 0 < clock.queue_s

@@ -116,6 +116,33 @@ def test_the_issue_example_fits():
     assert packed.omitted is not None and "shortened" in packed.omitted.how
 
 
+def test_a_budget_too_small_for_one_whole_row_still_shows_the_best_row_with_its_snippet_cut():
+    """web_search(max_tokens=300) with long snippets and a few failing engines returned 0 rows: the frame
+    left room for a row's title and address but not its whole snippet. The best row is shown, its
+    snippet cut (ending with …), and `omitted` says so; the budget still holds."""
+    snippet = ("Tokio is an asynchronous runtime for the Rust programming language. It provides the building "
+               "blocks needed for writing network applications. ") * 3
+    rows = [ResultRow(title=f"Rust async runtime guide part {i}", url=f"https://site{i}.example.org/rust-async/page",
+                      snippet=snippet, domain="example.org", engines=["bing"], score=1.0) for i in range(8)]
+    reports = [EngineReport(name=name, tier="primary", status="ok", rows=10, kept=8)
+               for name in ("bing", "brave", "duckduckgo-html", "mojeek")]
+    reports += [EngineReport(name=name, tier="primary", status="timeout",
+                             detail="no complete answer within 15000 ms; cooling down 30s")
+                for name in ("yahoo", "startpage", "bing-cn", "baidu")]
+    response = SearchResponse(query="rust async runtime tokio vs async-std which one to pick in 2025", results=rows,
+                              engines=reports, partial=True, elapsed_ms=1,
+                              warnings=["fewer rows than asked were available in time: 8 of 10; still running "
+                                        "when the search answered: yahoo"])
+    packed = pack_search(response, 300)
+    text = render_for_model(packed)
+    assert estimate_tokens(text) <= 300
+    assert [row.url for row in packed.results] == [rows[0].url]
+    shown = packed.results[0]
+    assert shown.snippet.endswith("…") and snippet.startswith(shown.snippet[:-1]) and len(shown.snippet) > 20
+    assert packed.omitted.rows == 7 and packed.omitted.snippet_chars > 0
+    assert "characters of a snippet" in text and "snippet was cut to fit" in text
+
+
 def test_a_budget_too_small_for_the_frame_says_so():
     reports = [EngineReport(name=name, tier="primary", status="timeout") for name in sorted(ENGINES)]
     rows = [ResultRow(title="Rust", url="https://rust-lang.org/", snippet="", domain="rust-lang.org",

@@ -124,6 +124,22 @@ def test_engines_json_lists_every_engine(clean_env, capsys):
     assert set(rows["bing"]) >= {"tier", "weight", "region", "enabled", "disabled_reason", "cooldown"}
 
 
+def test_engines_left_out_by_the_engines_setting_are_not_enabled(clean_env, capsys, monkeypatch):
+    """`engines` (and the MCP search_engines tool) said enabled: true for engines the `engines` setting
+    leaves out, which no search asks unless it names them."""
+    monkeypatch.setenv("METASEARCH_ENGINES", "bing,mojeek,tavily")
+    assert main(["engines", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["bing"]["enabled"] and rows["mojeek"]["enabled"] and rows["bing"]["disabled_reason"] is None
+    assert not rows["brave"]["enabled"] and "not in the engines setting (METASEARCH_ENGINES)" in \
+        rows["brave"]["disabled_reason"]
+    assert not rows["tavily"]["enabled"] and "TAVILY_API_KEY" in rows["tavily"]["disabled_reason"]  # the key first
+    assert main(["engines"]) == 0
+    table = capsys.readouterr().out
+    brave = next(line for line in table.splitlines() if line.startswith("brave "))
+    assert " no " in brave and "not in the engines setting" in brave
+
+
 def test_version_is_fast_path():
     result = subprocess.run([sys.executable, "-m", "plugin.surfaces.cli", "--version"], capture_output=True, text=True,
                             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -141,7 +141,7 @@ async def test_deadline_caps_both_tiers(standins):
 async def test_queue_time_is_never_a_timeout_or_a_cooldown(standins):
     engine = await standins(page(bing_page(ROWS), delay=0.15))
     # One request at a time to this upstream, a deadline of two answers: 12 searches queue far longer.
-    s = make({"bing": engine.url}, upstream_concurrency=1, timeout_ms=300)
+    s = make({"bing": engine.url}, upstream_concurrency=1, timeout_ms=300, deadline_ms=60000)  # the engine's is the point
     responses = await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(12)))
     store = await s.cooldowns.store.all()
     await s.close()
@@ -151,7 +151,52 @@ async def test_queue_time_is_never_a_timeout_or_a_cooldown(standins):
     assert max(r.engines[0].latency_ms for r in responses) < 300  # ...which counts only time out
 
 
-async def test_not_admitted_in_time_is_skipped_overloaded_without_cooldown(standins):
+async def test_a_burst_past_one_hung_engine_answers_without_waiting_for_its_admission(standins):
+    """One engine hangs and holds its only slot for a search that waits for it (a foreground run, never
+    given up); a burst of searches asking it and a healthy engine answers with the healthy engine's rows,
+    the hung one reported `queued` (never asked, our load), without waiting for a turn at it: each search's
+    clock runs while its engine is queued. Before, the burst waited until the holder's deadline."""
+    from aiohttp import web
+
+    from plugin.render import render_for_model
+
+    released = asyncio.Event()
+
+    async def held(request, standin):
+        await released.wait()
+        return web.Response(text="too late")
+
+    hung = await standins(held)
+    good = await standins(page(bing_page(ROWS)))
+    s = make({"bing": good.url, "duckduckgo-html": hung.url}, upstream_concurrency=1, timeout_ms=60000,
+             deadline_ms=20000, soft_deadline_ms=20000, grace_ms=100, tiers={"bing": "primary",
+                                                                          "duckduckgo-html": "primary"})
+    holder = asyncio.create_task(s.search("tokio runtime", engines=["duckduckgo-html"]))
+    for _ in range(500):  # the holder's request is out: the only slot is taken
+        if hung.requests:
+            break
+        await asyncio.sleep(0.01)
+    burst = asyncio.ensure_future(asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(5))))
+    await asyncio.wait([burst, holder], return_when=asyncio.FIRST_COMPLETED)
+    try:
+        assert burst.done() and not holder.done()  # the burst answered while the slot was still held
+        for response in burst.result():
+            reports = {e.name: e for e in response.engines}
+            assert reports["bing"].status == "ok" and len(response.results) == 8
+            queued = reports["duckduckgo-html"]
+            assert queued.status == "queued" and queued.queue_ms is not None and queued.queue_ms > 0
+            assert queued.detail.startswith("not asked: still queued for admission"), queued.detail
+            assert response.partial
+            assert "duckduckgo-html (queued: not asked: still queued for admission" in render_for_model(response)
+        assert len(hung.requests) == 1  # only the holder's request went out
+    finally:
+        released.set()
+        await holder
+        await s.close()
+    assert await s.cooldowns.store.all() == {}  # queued says nothing about the engine
+
+
+async def test_not_admitted_in_time_is_queued_without_cooldown(standins):
     # The admitted request holds the only slot 12x longer than the others may wait: a loaded machine
     # still cannot admit a second one in time.
     engine = await standins(page(bing_page(ROWS), delay=1.2))
@@ -159,9 +204,10 @@ async def test_not_admitted_in_time_is_skipped_overloaded_without_cooldown(stand
     responses = await asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(3)))
     store = await s.cooldowns.store.all()
     outcomes = sorted((r.engines[0].status, r.engines[0].detail) for r in responses)
-    assert outcomes == [("ok", ""), ("skipped", "overloaded"), ("skipped", "overloaded")]
+    waited = "not asked: not admitted within admission_wait_ms (100 ms; overloaded: our load, not the engine's)"
+    assert outcomes == [("ok", ""), ("queued", waited), ("queued", waited)]
     assert store == {} and len(engine.requests) == 1
-    skipped = [r for r in responses if r.engines[0].status == "skipped"]
+    skipped = [r for r in responses if r.engines[0].status == "queued"]
     assert all(r.engines[0].queue_ms >= 75 and r.partial for r in skipped)
 
     # Being skipped says nothing about the engine: its failure record stays as it was.
@@ -171,14 +217,14 @@ async def test_not_admitted_in_time_is_skipped_overloaded_without_cooldown(stand
     responses = await asyncio.gather(*(s.search(f"tokio runtime {i}") for i in range(2)))
     entry = await s.cooldowns.store.get(upstream)
     await s.close()
-    assert sorted(r.engines[0].status for r in responses) == ["error", "skipped"]
+    assert sorted(r.engines[0].status for r in responses) == ["error", "queued"]
     assert entry is not None and entry.failures == 4
 
 
-async def test_a_fallback_engine_still_queued_when_the_search_answers_is_skipped_overloaded(standins):
+async def test_a_fallback_engine_still_queued_when_the_search_answers_is_reported_queued(standins):
     """A slow primary starts the fallback; the fallback engine queues behind another search's request for
     its only slot; the primary then delivers enough rows and the search answers. The fallback engine is in
-    the answer, named, skipped as overloaded (our load, not its failure), and benched for nothing."""
+    the answer, named, `queued` (never asked: our load, not its failure), and benched for nothing."""
     bing = await standins(page(bing_page(ROWS), delay=0.8))
     ddg = await standins(page(ddg_page(ROWS), delay=2.5))
     s = make({"bing": bing.url, "duckduckgo-html": ddg.url}, upstream_concurrency=1, soft_deadline_ms=200,
@@ -192,7 +238,7 @@ async def test_a_fallback_engine_still_queued_when_the_search_answers_is_skipped
     reports = {e.name: e for e in response.engines}
     assert reports["bing"].status == "ok" and len(response.results) == 2
     fallback = reports["duckduckgo-html"]
-    assert (fallback.tier, fallback.status, fallback.detail) == ("fallback", "skipped", "overloaded")
+    assert (fallback.tier, fallback.status) == ("fallback", "queued") and "queued" in fallback.detail
     assert fallback.queue_ms is not None and fallback.queue_ms > 0 and store == {} and len(ddg.requests) == 1
 
 
@@ -447,7 +493,9 @@ async def test_a_burst_on_our_side_never_benches_a_healthy_engine(standins):
     # for a slot, more than the engine's whole deadline, while every search parses a 550 kB page.
     body = corpus_path("brave", "websearchmcp__javascript-tutorial.html").read_bytes()
     engine = await standins(page(body, delay=0.1))
-    s = make({"brave": engine.url}, timeout_ms=1000)
+    # The searches' own deadline is far (queue time counts against it: on a loaded machine the last ones
+    # would answer at 5 s with the engine `queued` or `late`, never `timeout`): the engine's is the point.
+    s = make({"brave": engine.url}, timeout_ms=1000, deadline_ms=60000)
     responses = await asyncio.gather(*(s.search(f"javascript tutorial {i}") for i in range(100)))
     store = await s.cooldowns.store.all()
     await s.close()

@@ -60,6 +60,9 @@ async def exercise(client: Client, hung_engine: str) -> None:
     states = {e["name"]: e for e in engines.structured_content["engines"]}
     assert states[hung_engine]["cooldown"]["active"] is True
     assert states["exa"]["enabled"] is False and "EXA_API_KEY" in states["exa"]["disabled_reason"]
+    # The server's engines setting (METASEARCH_ENGINES) names only the stand-ins: the others are not enabled.
+    assert states[hung_engine]["enabled"] is True and states["bing"]["enabled"] is True
+    assert states["mojeek"]["enabled"] is False and "engines setting" in states["mojeek"]["disabled_reason"]
     assert states["baidu"]["news"] is True and states["bing"]["news"] is False  # which engines have news
 
     bad = await client.call_tool("web_search", {"query": "   "})
@@ -172,3 +175,64 @@ async def test_settings_errors_reach_the_mcp_client_as_tool_errors(tmp_path):
             assert result.is_error
             error = json.loads(result.content[0].text)["error"]
             assert error["code"] == "invalid_parameter" and "METASEARCH_REDIS_URL" in error["message"]
+
+
+async def test_sigterm_ends_mcp_http_within_its_shutdown_wait_while_a_read_hangs(standins):
+    """`mcp --http` (uvicorn) waited for a web_fetch of a page that never answers however long it took:
+    `shutdown_wait_ms` bounds it as it does `serve`'s."""
+    import signal
+
+    from aiohttp import web
+
+    released = asyncio.Event()
+
+    async def never(request, standin):
+        await released.wait()
+        return web.Response(text="too late")
+
+    hung = await standins(never)
+    env = server_env({"bing": hung.url}, METASEARCH_ALLOW_PRIVATE_HOSTS="127.0.0.1/32",
+                     METASEARCH_FETCH_TIMEOUT_MS="120000", METASEARCH_SHUTDOWN_WAIT_MS="1000")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+        url = re.fullmatch(r"listening on (http://127\.0\.0\.1:\d+/mcp)", line).group(1)
+        client = Client(url, read_timeout_seconds=120)
+        await client.__aenter__()
+        reading = asyncio.ensure_future(client.call_tool("web_fetch", {"url": hung.url + "/page"}))
+        for _ in range(3000):
+            if hung.requests:
+                break
+            await asyncio.sleep(0.01)
+        assert hung.requests and not reading.done()  # the read is out, for a page that never comes
+        proc.send_signal(signal.SIGTERM)
+        # Generous: the read alone would hold it 120 s.
+        code = await asyncio.wait_for(proc.wait(), 40)
+        await asyncio.gather(reading, return_exceptions=True)
+        with contextlib.suppress(BaseException):  # the server it spoke to is gone: the client's exit may say so
+            await client.__aexit__(None, None, None)
+        # uvicorn ends by re-raising the signal it caught once it has shut down (exit status 143 in a shell,
+        # how a container runtime expects a process stopped by SIGTERM to end).
+        assert code in (0, -signal.SIGTERM), (await proc.stderr.read()).decode()
+    finally:
+        released.set()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_mcp_http_cuts_off_a_client_sending_its_headers_a_byte_at_a_time():
+    """uvicorn has no timeout for a request's head (any byte cancels its keep-alive timer): a client
+    trickling its headers held a connection as long as it liked. header_timeout_ms bounds it; a real
+    client is still served."""
+    from test_service import trickle_until_closed
+
+    env = server_env({}, METASEARCH_HEADER_TIMEOUT_MS="1000")
+    async with mcp_over_http(env) as url:
+        port = int(re.search(r":(\d+)/mcp$", url).group(1))
+        closed, _ = await trickle_until_closed(port, "/mcp")
+        assert closed
+        async with Client(url, read_timeout_seconds=60) as client:
+            assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}

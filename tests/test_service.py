@@ -118,3 +118,126 @@ async def test_health_shows_a_redis_that_is_down():
     assert health["status"] == "ok" and health["state"].startswith("redis")
     assert any("redis unavailable" in warning for warning in health["warnings"]), health
     assert "secret-pass" not in json.dumps(health)
+
+
+async def test_sigterm_ends_serve_within_its_shutdown_wait_while_a_read_hangs_and_the_store_is_whole(standins):
+    """SIGTERM waited ~20 s for a /fetch of a page that never answered (aiohttp's own 60 s shutdown
+    timeout), past a container's 10 s stop grace, after which it is killed and the store's queued
+    writes with it. `shutdown_wait_ms` bounds the wait: the read is cancelled, the store closed with its
+    writes committed, the exit status 0."""
+    import asyncio
+    import json
+    import os
+    import signal
+    import sqlite3
+    import sys
+
+    import aiohttp
+    from aiohttp import web
+
+    from plugin.infra.state import open_state
+
+    assert Settings().shutdown_wait_ms < 10000  # the default keeps within a container's stop grace
+
+    released = asyncio.Event()
+
+    async def never(request, standin):
+        await released.wait()
+        return web.Response(text="too late")
+
+    failing = await standins(page("unavailable", status=503))  # a search benches it: a write to the store
+    hung = await standins(never)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENGINES": '["bing"]',
+           "METASEARCH_ENDPOINTS": json.dumps({"bing": failing.url}), "METASEARCH_STATE_BACKEND": "sqlite",
+           "METASEARCH_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32", "METASEARCH_FETCH_TIMEOUT_MS": "120000",
+           "METASEARCH_SHUTDOWN_WAIT_MS": "1000"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        base = re.fullmatch(r"listening on (http://127\.0\.0\.1:\d+)\n", line).group(1)
+        async with aiohttp.ClientSession() as client:
+            async with client.get(base + "/search", params={"q": "rust async runtime"}) as answer:
+                assert answer.status == 200
+                assert {e["name"]: e["status"] for e in (await answer.json())["engines"]} == {"bing": "error"}
+            reading = asyncio.ensure_future(client.get(base + "/fetch", params={"url": hung.url + "/page"}))
+            for _ in range(3000):
+                if hung.requests:
+                    break
+                await asyncio.sleep(0.01)
+            assert hung.requests and not reading.done()  # the read is out, waiting for a page that never comes
+            proc.send_signal(signal.SIGTERM)
+            # Generous: the read alone would hold it 120 s, aiohttp's own shutdown timeout 60 s.
+            code = await asyncio.wait_for(proc.wait(), 40)
+            await asyncio.gather(reading, return_exceptions=True)
+    finally:
+        released.set()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    errors = (await proc.stderr.read()).decode()
+    assert code == 0, errors
+    assert "Traceback" not in errors, errors
+    # The store is whole: the database checks clean, and the cooldown written during the search is there.
+    settings = Settings(endpoints={"bing": failing.url}, state_backend="sqlite")
+    state = open_state(settings)
+    try:
+        entry = await state.get(settings.upstream("bing"))
+        path = state.path
+    finally:
+        await state.close()
+    assert entry is not None and entry.status == "error"
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def trickle_until_closed(port: int, path: str, seconds: float = 60.0) -> tuple[bool, bytes]:
+    """Send a request's head a byte every 0.2 s for up to `seconds`: (whether the server closed the
+    connection before the client was done, what it sent)."""
+    import asyncio
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode())
+    try:
+        for _ in range(int(seconds / 0.2)):
+            writer.write(b"X")
+            await writer.drain()
+            try:
+                data = await asyncio.wait_for(reader.read(1000), 0.2)
+            except asyncio.TimeoutError:
+                continue
+            return True, data  # b"" once closed
+        return False, b""
+    except ConnectionError:
+        return True, b""
+    finally:
+        writer.close()
+
+
+async def test_a_client_sending_its_headers_a_byte_at_a_time_is_cut_off_after_header_timeout_ms():
+    """aiohttp has no timeout for a request's head; its keep-alive timer bounds it (75 s by default):
+    header_timeout_ms sets it (20 s by default). A client trickling its headers is disconnected well
+    before it is done; a request sent at once is still answered."""
+    import asyncio
+    import os
+    import sys
+
+    import aiohttp
+
+    assert Settings().header_timeout_ms <= 30000
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENGINES": '["bing"]', "METASEARCH_HEADER_TIMEOUT_MS": "1000"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        port = int(re.fullmatch(r"listening on http://127\.0\.0\.1:(\d+)\n", line).group(1))
+        closed, sent = await trickle_until_closed(port, "/health")
+        assert closed and sent == b""  # closed, nothing answered to the head that never ended
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"http://127.0.0.1:{port}/health") as answer:
+                assert answer.status == 200
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 20)

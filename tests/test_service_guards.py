@@ -160,3 +160,45 @@ async def test_serve_uses_the_answer_cache_by_default(standins, monkeypatch):
         assert first["cached"] is False and second["cached"] is True and len(engine.requests) == 1
         again = await (await client.get("/search", params={"q": "python documentation", "no_cache": "1"})).json()
         assert again["cached"] is False and len(engine.requests) == 2
+
+
+async def test_head_answers_the_headers_get_would_without_searching_or_reading(standins):
+    """HEAD /search ran a full search (aiohttp answers HEAD with the GET handler): every uptime probe or
+    `curl -I` asked every engine. HEAD now answers GET's status and Content-Type and asks nothing; the
+    parameters GET would refuse, it refuses alike; the other paths still answer HEAD."""
+    engine = await standins(page(bing_page(ROWS)))
+    site = await standins(page("<html><body><p>hello</p></body></html>"))
+    settings = reading_settings(endpoints={"bing": engine.url}, engines=["bing"])
+    async with TestClient(TestServer(build_app(settings, Searcher(settings)))) as client:
+        for path, params in (("/search", {"q": "python documentation"}), ("/fetch", {"url": site.url + "/a"}),
+                             ("/verify", {"url": site.url + "/a", "quote": "hello"})):
+            answer = await client.head(path, params=params)
+            assert answer.status == 200 and answer.content_type == "application/json", path
+            assert (await answer.read()) == b""
+            refused = await client.head(path, params={**params, "lmit": "3"})
+            assert refused.status == 400, path
+        assert engine.requests == [] and site.requests == []  # nothing was asked
+        assert (await client.head("/health")).status == 200
+        metrics = await (await client.get("/metrics")).text()
+        assert 'metasearch_searches_total{outcome="ok"}' not in metrics  # no search was run, none counted
+        answer = await client.get("/search", params={"q": "python documentation"})  # GET still searches
+        assert answer.status == 200 and len(engine.requests) == 1
+
+
+async def test_verify_without_url_or_quote_names_every_missing_parameter():
+    """GET /verify with neither url nor quote named only quote; the MCP tool and the Python API share it."""
+    from plugin.errors import FetchError
+    from plugin.reading.verify import verify
+
+    async with TestClient(TestServer(build_app(Settings(state_backend="memory")))) as client:
+        answer = await client.get("/verify")
+        error = (await answer.json())["error"]
+        assert answer.status == 400 and error["code"] == "invalid_parameter", error
+        assert error["parameter"] == "url, quote" and "url and quote are required" in error["message"]
+        # One missing: that one is named, as before.
+        error = (await (await client.get("/verify", params={"url": "http://127.0.0.2/a"})).json())["error"]
+        assert error["parameter"] == "quote"
+        error = (await (await client.get("/verify", params={"quote": "x"})).json())["error"]
+        assert error["code"] == "invalid_url" and "url is required" in error["message"]
+    with pytest.raises(FetchError, match="url and quote are required"):
+        await verify(None, None, settings=Settings(state_backend="memory"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from plugin.pipeline.tiers import (
-    ALL_BACK, ANSWERED, BENCHED, DEADLINE, ENOUGH, NOT_ASKED, SOFT_ENOUGH, SOFT_SHORT, Answer, Came, Queued, Rules,
+    ALL_BACK, ANSWERED, BENCHED, DEADLINE, ENOUGH, NOT_ASKED, SOFT_ENOUGH, SOFT_SHORT, Answer, Came, OnStore, Rules,
     StartFallback, Tick, TierState, Wait, phase_of, step,
 )
 from plugin.settings import Settings
@@ -32,8 +32,8 @@ def not_asked(at: float, kept: int, *names: str) -> Came:
     return back(at, kept, *names, phase=NOT_ASKED)
 
 
-def queued(at: float, *names: str) -> Queued:
-    return Queued(at, frozenset(names))
+def on_store(at: float, *names: str) -> OnStore:
+    return OnStore(at, frozenset(names))
 
 
 JUST_BEFORE = 1 / 1024
@@ -118,20 +118,24 @@ CASES = [
      [(back(0.125, 8, "a", "b"), Wait(2.5)),
       (back(0.25, 8, "c"), Wait(0.75)),
       (Tick(0.75), Answer(ENOUGH))]),
-    ("a queued engine stops the search's clock until it is admitted",
+    ("an engine reading the state store stops the search's clock until it is done",
      "a b", "", RULES,
-     [(queued(0.125, "b"), Wait(None)),
-      (back(5.0, 8, "a"), Wait(None)),  # the clock stood at 0.125 and stands still: b is still queued
-      (queued(6.0), Wait(0.625)),  # admitted: the clock runs again; a answered at 0.125 with the quorum
+     [(on_store(0.125, "b"), Wait(None)),
+      (back(5.0, 8, "a"), Wait(None)),  # the clock stood at 0.125 and stands still: b is still on the store
+      (on_store(6.0), Wait(0.625)),  # read: the clock runs again; a answered at 0.125 with the quorum
       (Tick(6.5 - JUST_BEFORE), Wait(0.625)),
       (Tick(6.5), Answer(ENOUGH))]),
-    ("the overall deadline is not reached while queued time passes",
+    ("the overall deadline is not reached while the store's time passes",
      "a b", "", RULES,
-     [(queued(0.0, "a", "b"), Wait(None)),
+     [(on_store(0.0, "a", "b"), Wait(None)),
       (Tick(100.0), Wait(None)),
-      (queued(100.0, "b"), Wait(None)),
-      (queued(100.0), Wait(2.5)),
+      (on_store(100.0, "b"), Wait(None)),
+      (on_store(100.0), Wait(2.5)),
       (Tick(104.75), Answer(DEADLINE))]),
+    ("an engine queued for admission is out like any other: the clock runs on to the deadline",
+     "a b", "", RULES,
+     [(Tick(0.125), Wait(2.5)),
+      (Tick(100.0), Answer(DEADLINE))]),
     ("the fallback starts at a quorum + grace with fewer than limit rows, primaries still running",
      "a b c d", "x y", RULES,
      [(back(0.25, 2, "a", "b"), Wait(0.75)),
@@ -175,20 +179,20 @@ CASES = [
       (back(3.0, 4, "x"), Wait(3.5)),  # 3 of 6, a fallback engine among them: the quorum, and its grace
       (Tick(3.5 - JUST_BEFORE), Wait(3.5)),
       (Tick(3.5), Answer(SOFT_SHORT))]),
-    ("a fallback engine queued for admission is still one the quorum waits for",
+    ("a fallback engine reading the store is still one the quorum waits for",
      "a b", "x", RULES,
      [(back(0.25, 1, "a"), Wait(0.75)),  # 1 of 2
       (Tick(0.75), StartFallback(("x",))),
-      (queued(0.75, "x"), Wait(None)),
-      (queued(1.0), Wait(2.5)),  # 1 of 3: no quorum (the search's clock stood still at 0.75 meanwhile)
+      (on_store(0.75, "x"), Wait(None)),
+      (on_store(1.0), Wait(2.5)),  # 1 of 3: no quorum (the search's clock stood still at 0.75 meanwhile)
       (back(1.25, 2, "x"), Wait(2.5)),  # 2 of 3 at 1.0 on the search's clock: the quorum, and its grace
       (Tick(2.75 - JUST_BEFORE), Wait(2.5)),
       (Tick(2.75), Answer(SOFT_SHORT))]),
-    ("an engine queued for admission is one the quorum waits for, even without a grace",
+    ("an engine reading the store is one the quorum waits for, even without a grace",
      "a b c", "", Rules(limit=2, quorum=0.5, grace=0.0, soft=2.5, hard=4.75),
-     [(queued(0.125, "b"), Wait(None)),
-      (back(0.25, 2, "a"), Wait(None)),  # 1 of 3 (b queued counts): no quorum, limit rows or not
-      (queued(0.5), Wait(2.5)),
+     [(on_store(0.125, "b"), Wait(None)),
+      (back(0.25, 2, "a"), Wait(None)),  # 1 of 3 (b on the store counts): no quorum, limit rows or not
+      (on_store(0.5), Wait(2.5)),
       (back(0.75, 2, "c"), Answer(ENOUGH))]),  # 2 of 3, limit rows, no grace to wait
     ("an answer is final",
      "a b", "x", RULES,
@@ -217,6 +221,6 @@ def test_the_rules_read_the_settings_and_keep_back_the_answer_reserve():
 @pytest.mark.parametrize("status, phase", [
     ("ok", ANSWERED), ("empty", ANSWERED), ("irrelevant", ANSWERED), ("timeout", ANSWERED), ("error", ANSWERED),
     ("blocked", ANSWERED), ("ratelimited", ANSWERED), ("cooldown", BENCHED), ("disabled", NOT_ASKED),
-    ("skipped", NOT_ASKED)])
+    ("skipped", NOT_ASKED), ("queued", NOT_ASKED)])
 def test_how_each_outcome_counts(status, phase):
     assert phase_of(status) == phase

@@ -12,7 +12,10 @@ served". Admission keeps one per upstream and one for the process; page reads ke
 
 Time spent waiting here is queue time (`queue_ms` in the engine's report): it is our load, not the
 engine's slowness, so it is never part of the engine's deadline and never a `timeout` or a cooldown.
-A request not admitted within the wait budget (`admission_wait_ms`) is `skipped`, detail `overloaded`.
+It does count against the search's own deadlines (plugin.pipeline.tiers): a search that answers while
+one of its engines still waits here withdraws the request, and the engine is `queued` (never asked).
+A request not admitted within the wait budget (`admission_wait_ms`) is `Overloaded` (a search's
+engine: `queued` too).
 A run nobody waits for any more (an engine that was late for every search that asked) keeps its slot
 only while no one else waits for one: a queued request takes it over (the background run is cancelled,
 the most recent first, so the oldest one per upstream goes on longest and can still time out).
@@ -61,6 +64,7 @@ class EngineClock:
         self.out_since: float | None = None  # set while a request is out
         self.admitted_at: float | None = None  # the first admission
         self._waits = 0  # nested waits (a lane inside a store read never happens, but nesting is harmless)
+        self._store_waits = 0  # of which waits for the state store
         self._watchers: list[Callable[[], None]] = []
         # Nobody waits for this run's answer any more: it gives way to requests someone waits for.
         self.background = False
@@ -77,8 +81,13 @@ class EngineClock:
         """Waiting on our side now (for admission, its first request or a follow-up; for the state store)."""
         return self.queued_since is not None
 
+    @property
+    def on_store(self) -> bool:
+        """Waiting for the state store now (a cached answer, a cooldown, the budget)."""
+        return self._store_waits > 0
+
     def watch(self, callback: Callable[[], None]) -> None:
-        """Call `callback` whenever the run starts or stops waiting on our side."""
+        """Call `callback` whenever the run starts or stops waiting for the state store."""
         self._watchers.append(callback)
 
     def unwatch(self, callback: Callable[[], None]) -> None:
@@ -115,13 +124,12 @@ class EngineClock:
 
     @asynccontextmanager
     async def waiting(self) -> AsyncIterator[None]:
-        """The block waits on our side (a lane, the state store): queue time. The searches' clocks stand
-        still meanwhile (they watch `queued`)."""
+        """The block waits on our side (a lane, the state store): queue time, never the engine's. The
+        searches' deadlines run on meanwhile (a burst never holds an answer past them)."""
         loop = asyncio.get_running_loop()
         self._waits += 1
         if self._waits == 1:
             self.queued_since = loop.time()
-            self._notify()
         try:
             yield
         finally:
@@ -129,7 +137,22 @@ class EngineClock:
             if self._waits == 0 and self.queued_since is not None:
                 self.queue_s += loop.time() - self.queued_since
                 self.queued_since = None
-                self._notify()  # out of the queue (a follow-up request too): the searches' clocks run again
+
+    @asynccontextmanager
+    async def store_wait(self) -> AsyncIterator[None]:
+        """The block waits for the state store: queue time too, and the searches' clocks stand still
+        meanwhile (they watch `on_store`): the store's time never makes an engine late, and each read
+        is bounded (`state_wait_ms`), so this pause is too."""
+        self._store_waits += 1
+        if self._store_waits == 1:
+            self._notify()
+        try:
+            async with self.waiting():
+                yield
+        finally:
+            self._store_waits -= 1
+            if self._store_waits == 0:
+                self._notify()
 
     def admit(self) -> None:
         """A request of this run was admitted (the first one sets `admitted_at`)."""

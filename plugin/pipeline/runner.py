@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 from engines.base import Engine, Parsed, Row, SearchOptions
-from plugin.infra.admission import EngineClock
+from plugin.infra.admission import OVERLOADED, EngineClock
 from plugin.infra.cooldown import OFFLINE_DETAIL, OFFLINE_WARNING, Cooldowns
 from plugin.infra.logs import get_logger
 from plugin.infra.state import State
@@ -135,7 +135,7 @@ class EngineRunner:
         # What the store says (a cached answer, a cooldown, the budget) is waited for on our side: queue
         # time, during which the search's clock stands still, so a slow store never makes an engine late
         # (and the store bounds each read: a slow one is a miss).
-        async with clock.waiting():
+        async with clock.store_wait():
             if plan.answer_cache == "use":  # a fresh answer of this engine: no request at all
                 answer = await self.answers.get(engine, plan.operators.text, options)
                 if answer is not None:
@@ -165,6 +165,10 @@ class EngineRunner:
         except TransportError as exc:
             run = EngineRun(engine, tier, exc.kind, detail=exc.detail, proxy_down=exc.proxy,
                             unreachable=exc.reason == "unreachable" and exc.proxy is None)
+            if exc.kind == "skipped" and exc.detail == OVERLOADED:  # never asked: our queue, not the engine
+                run.status = "queued"
+                run.detail = (f"not asked: not admitted within admission_wait_ms "
+                              f"({self.settings.admission_wait_ms} ms; {OVERLOADED}: our load, not the engine's)")
         except (asyncio.TimeoutError, TimeoutError):
             run = EngineRun(engine, tier, "timeout", detail=f"no complete answer within {self.settings.timeout_ms} ms")
         except Exception as exc:  # a bug of ours must not fail the search
@@ -178,7 +182,7 @@ class EngineRunner:
             run.detail = "; ".join(([run.detail] if run.detail else []) + notes)
         # Redact before cutting, so a key split by the cut cannot leak half of itself.
         run.detail = redact(run.detail, self.secrets)[:300]
-        if not (run.unreachable or run.proxy_down) and run.status not in ("timeout", "skipped"):
+        if not (run.unreachable or run.proxy_down) and run.status not in ("timeout", "skipped", "queued"):
             await plan.network.reached_server()  # something answered: connection failures are the engines'
         if run.ours or run.proxy_down:
             pass  # what failed was ours (a parser crash, our proxy down): benching the engine would not fix it
@@ -187,7 +191,7 @@ class EngineRunner:
                                        started=sent_at)
             if not (run.unreachable and plan.network.hold(engine.name, record)):
                 run.detail = self._with_window(run.detail, await record())
-        elif run.status != "skipped":  # not admitted (overloaded) says nothing about the engine
+        elif run.status not in ("skipped", "queued"):  # not admitted says nothing about the engine
             await self.cooldowns.success(upstream)
         return run
 

@@ -261,7 +261,8 @@ class Searcher:
         short = self._short_of_rows(plan, runs, results)
         # The first wave is the primary tier, or the fallback engines when the caller chose only those.
         first_wave = "primary" if any(r.tier == "primary" for r in runs) else "fallback"
-        partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES or r.status in ("cooldown", "late")
+        partial = any(r.tier == first_wave and (r.status in FAILURE_STATUSES
+                                                or r.status in ("cooldown", "late", "queued")
                                                 or (r.status == "skipped" and r.detail == OVERLOADED)) for r in runs)
         response = SearchResponse(
             query=plan.request.query,

@@ -16,13 +16,16 @@ hangs, the search would have waited for as many healthy answers; benching it mus
 answer earlier with fewer engines. "Answered" means an engine came back with any outcome (rows, none,
 a failure); engines disabled or skipped (over budget, no news vertical) count neither way.
 
-The search's clock (grace, soft deadline, overall deadline) stands still while an engine it still
-waits for is queued for admission: that is our load, not the engines' time. Queue time is reported as
-`queue_ms` and bounded by `admission_wait_ms`, so a search answers within `deadline_ms` of engine time
-plus at most the wait budget; without a queue (the usual case) within `deadline_ms`.
+The search's clock (grace, soft deadline, overall deadline) runs while its engines are queued for
+admission (behind other requests to the same upstream): a burst never holds an answer past its
+deadlines. Queue time is our load, not the engines' time: it is reported apart (`queue_ms`), never
+charged to an engine's own deadline, and an engine still queued when the search answers is withdrawn
+and reported `queued` (never asked, no cooldown). The clock stands still only while an engine it
+waits for reads the state store (its cooldown, a cached answer, the budget): each read is bounded
+(`state_wait_ms`, a slow one is a miss), so the store's time never makes an engine `late`.
 
 The rule is one pure function, `step(state, event)`: the events are engines coming back (`Came`),
-engines entering or leaving the admission queue (`Queued`) and time passing (`Tick`); the actions are
+engines starting or ending a wait for the state store (`OnStore`) and time passing (`Tick`); the actions are
 `Wait` (until a time on the search's clock), `StartFallback` and `Answer`. `Tiers.run` only turns
 what happens to the engine runs into events and carries the actions out.
 
@@ -34,7 +37,7 @@ CLI's exit) cancels them, first recording each one's time without an answer (plu
 between, bench it as a timeout would have. A request someone waits for that is queued for the same
 upstream takes the slot of the most recent background run (admission.py); one given up after more than
 `deadline_ms` without an answer counts as the engine's timeout. An engine still waiting for admission
-when the answer goes out is `skipped` (`overloaded`) and withdrawn.
+when the answer goes out is `queued` and withdrawn.
 
 Identical engine runs in flight at once (same upstream, query and options) share one exchange.
 """
@@ -65,14 +68,14 @@ ANSWER_RESERVE_S = 0.05
 # What an engine of the search is, as far as when to answer goes.
 WAITING = "waiting"  # in the fallback tier, which has not started
 OUT = "out"  # started, no outcome yet
-QUEUED = "queued"  # started, waiting for admission: the search's clock stands still
+ON_STORE = "on the store"  # started, reading the state store: the search's clock stands still
 ANSWERED = "answered"  # came back after sending a request: rows, none, or a failure
 BENCHED = "benched"  # cooling down: no request, but it would have been asked
-NOT_ASKED = "not asked"  # disabled, or skipped (over budget, no news vertical, no such page, overloaded)
-RUNNING = frozenset({OUT, QUEUED})
+NOT_ASKED = "not asked"  # disabled, skipped (over budget, no news vertical, no such page) or queued
+RUNNING = frozenset({OUT, ON_STORE})
 
 # Outcomes reached without sending a request (runner.py), and how each counts for the quorum.
-NO_REQUEST = {"cooldown": BENCHED, "disabled": NOT_ASKED, "skipped": NOT_ASKED}
+NO_REQUEST = {"cooldown": BENCHED, "disabled": NOT_ASKED, "skipped": NOT_ASKED, "queued": NOT_ASKED}
 
 
 def phase_of(status: str) -> str:
@@ -128,12 +131,12 @@ class TierState:
 
     @property
     def paused(self) -> bool:
-        return any(engine.phase == QUEUED for engine in self.engines)
+        return any(engine.phase == ON_STORE for engine in self.engines)
 
     @property
     def needed(self) -> int:
         """Answers that make a quorum (see the module docstring)."""
-        contenders = self.count(OUT, QUEUED, ANSWERED)
+        contenders = self.count(OUT, ON_STORE, ANSWERED)
         # less a hair: 0.6 of 5 engines is 3, not the 4 that ceil(3.0000000000000004) would make it
         return min(math.ceil(self.rules.quorum * (contenders + self.count(BENCHED)) - 1e-9), contenders)
 
@@ -159,14 +162,14 @@ class Came:
 
 
 @dataclasses.dataclass(frozen=True)
-class Queued:
-    """The started engines waiting for admission now (the others still running are out)."""
+class OnStore:
+    """The started engines reading the state store now (the others still running are out)."""
 
     at: float
     names: frozenset[str]
 
 
-Event = Tick | Came | Queued
+Event = Tick | Came | OnStore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,15 +201,16 @@ def step(state: TierState, event: Event) -> tuple[TierState, Action]:
     """The one decision: the search's state after `event`, and what it does next."""
     if state.answered is not None:
         return state, Answer(state.answered)
-    # The clock ran since the previous event unless an engine the search waits for was queued.
+    # The clock ran since the previous event unless an engine the search waits for was reading the store
+    # (queued for admission or not: a burst never holds an answer past its deadlines).
     clock = state.clock if state.paused else state.clock + event.at - state.at
     engines, kept = state.engines, state.kept
     if isinstance(event, Came):
         came = dict(event.outcomes)
         engines = tuple(dataclasses.replace(e, phase=came[e.name]) if e.name in came else e for e in engines)
         kept = event.kept
-    elif isinstance(event, Queued):
-        engines = tuple(dataclasses.replace(e, phase=QUEUED if e.name in event.names else OUT)
+    elif isinstance(event, OnStore):
+        engines = tuple(dataclasses.replace(e, phase=ON_STORE if e.name in event.names else OUT)
                         if e.phase in RUNNING else e for e in engines)
     state = _counted(dataclasses.replace(state, engines=engines, clock=clock, at=event.at, kept=kept))
     rules, clock = state.rules, state.clock
@@ -220,7 +224,7 @@ def step(state: TierState, event: Event) -> tuple[TierState, Action]:
             return _counted(dataclasses.replace(state, engines=engines)), StartFallback(waiting)
 
     why = None
-    if not state.count(OUT, QUEUED):
+    if not state.count(OUT, ON_STORE):
         why = ALL_BACK
     elif clock >= rules.hard:
         why = DEADLINE
@@ -415,7 +419,7 @@ class Tiers:
                                 [e.name for e, _ in fallback], at=loop.time())
         wake: asyncio.Future[None] = loop.create_future()
 
-        def poke() -> None:  # an engine started or stopped waiting for admission
+        def poke() -> None:  # an engine started or stopped reading the state store
             if not wake.done():
                 wake.set_result(None)
 
@@ -468,10 +472,10 @@ class Tiers:
             kept = len({k for run in runs for k in (identity(row.url) for row in run.kept) if k})
             events.append(Came(at, tuple((slot.engine.name, phase_of(slot.run.status))  # type: ignore[union-attr]
                                          for slot in arrived), kept))
-        queued = frozenset(slot.engine.name for slot in slots
-                           if slot.run is None and slot.flight is not None and slot.flight.clock.queued)
-        if queued != {e.name for e in state.engines if e.phase == QUEUED}:
-            events.append(Queued(at, queued))
+        on_store = frozenset(slot.engine.name for slot in slots
+                             if slot.run is None and slot.flight is not None and slot.flight.clock.on_store)
+        if on_store != {e.name for e in state.engines if e.phase == ON_STORE}:
+            events.append(OnStore(at, on_store))
         return events or [Tick(at)]
 
     def _outcome(self, slot: _Slot, plan: SearchPlan) -> EngineRun:
@@ -480,7 +484,12 @@ class Tiers:
         if slot.flight is None:  # not needed; a disabled engine still says so (runner.not_needed)
             return self.runner.not_needed(slot.engine, slot.tier, plan)
         clock = slot.flight.clock
-        if clock.queued:
-            return EngineRun(slot.engine, slot.tier, "skipped", detail=OVERLOADED, queue_ms=clock.queue_ms())
+        if clock.queued:  # never asked: its turn had not come (our load) when the search's deadlines did
+            why = ("waiting for the state store" if clock.on_store else
+                   "queued for admission") + f" after {clock.queue_ms()} ms"
+            if not clock.on_store:
+                why += ", behind other requests to it"
+            return EngineRun(slot.engine, slot.tier, "queued", queue_ms=clock.queue_ms(),
+                             detail=f"not asked: still {why} (our load, not the engine's)")
         return EngineRun(slot.engine, slot.tier, "late", latency_ms=clock.engine_ms(), queue_ms=clock.queue_ms(),
                          detail=f"no answer after {clock.engine_ms()} ms when the search answered")

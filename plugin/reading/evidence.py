@@ -264,6 +264,10 @@ def row_tokens(row: ResultRow, number: int = 1, snippet_chars: int = 300) -> int
     return cost
 
 
+# A row that does not fit whole is shown with its snippet cut when that leaves at least this many of its
+# characters (the first row always, however few: the best row, cut, beats none).
+SNIPPET_CUT_MIN = 80
+
 # Under a budget a search's notes (its warnings, the failing engines' details) are shortened in steps
 # until what surrounds the rows fits: whole; cut short; the details left out and the warnings cut
 # shorter; the warnings counted instead of shown. (characters of a warning, of a detail; None: whole)
@@ -295,8 +299,9 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
     """The rows that fit `max_tokens` with everything else the model's text shows (the query, the notice,
     the engines that answered and those that did not with their details, the warnings, what was left
     out), in rank order; a row's passages (the last first) or page text go before the row does; the
-    first row that does not fit even bare ends the list. Warnings and details are shortened when they
-    alone would not leave the budget room (NOTE_STEPS)."""
+    first row that does not fit even bare ends the list, after its snippet is cut to fit when that
+    leaves it SNIPPET_CUT_MIN characters or it is the first row (the best row, cut, beats none).
+    Warnings and details are shortened when they alone would not leave the budget room (NOTE_STEPS)."""
     from plugin.surfaces.render import render_for_model  # what the model reads: measured on the renderer
 
     def frame(candidate: SearchResponse) -> int:
@@ -320,6 +325,7 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
     kept: list[ResultRow] = []
     cut: list[tuple[int, int]] = []  # per kept row: its passages and characters left out
     rows_left = 0
+    snippet_cut = 0  # characters of the last kept row's snippet left out
     for index, row in enumerate(response.results):
         cost = row_tokens(row, index + 1)
         passages_cut = chars_cut = 0
@@ -334,6 +340,16 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
             chars_cut += len(row.content) - fitting
             row = row.model_copy(update={"content": row.content[:fitting] or None, "content_truncated": True})
             cost = row_tokens(row, index + 1)
+        if cost > room and row.snippet:
+            bare = row_tokens(row.model_copy(update={"snippet": ""}), index + 1)
+            fitting = chars_within(row.snippet, room - bare - 2)  # 2: the "…" that says it was cut
+            if fitting >= SNIPPET_CUT_MIN or (not kept and bare <= room):
+                snippet_cut = len(row.snippet) - fitting
+                row = row.model_copy(update={"snippet": row.snippet[:fitting].rstrip() + "…" if fitting else ""})
+                kept.append(row)
+                cut.append((passages_cut, chars_cut))
+                rows_left = len(response.results) - index - 1  # nothing after a row cut to fit
+                break
         if cost > room:  # the row goes, and what was cut from it is counted with it, not again
             rows_left = len(response.results) - index
             break
@@ -342,22 +358,33 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
         room -= cost
 
     def packed_now() -> SearchResponse:
-        return _with_omitted(candidate, kept, rows_left, sum(p for p, _ in cut), sum(c for _, c in cut), shortened)
+        return _with_omitted(candidate, kept, rows_left, sum(p for p, _ in cut), sum(c for _, c in cut), shortened,
+                             snippet_cut)
 
     packed = packed_now()
     # A whole text's estimate is not quite the sum of its parts': the text itself has the last word.
     while kept and estimate_tokens(render_for_model(packed)) > max_tokens:
+        if len(kept) == 1 and kept[0].snippet:  # the best row stays: its snippet is cut shorter instead
+            snippet = kept[0].snippet.rstrip("…")
+            shorter = snippet[:len(snippet) * 3 // 4].rstrip()
+            snippet_cut += len(snippet) - len(shorter)
+            kept[0] = kept[0].model_copy(update={"snippet": shorter + "…" if shorter else ""})
+            packed = packed_now()
+            continue
         kept.pop()
         cut.pop()  # what was cut from that row is counted with the row now
         rows_left += 1
+        snippet_cut = 0  # the row whose snippet was cut went whole
         packed = packed_now()
     return packed
 
 
-def _omitted_how(rows: bool, parts: bool, shortened: bool) -> str:
+def _omitted_how(rows: bool, parts: bool, shortened: bool, snippet: bool = False) -> str:
     how = []
     if rows:
         how.append("raise max_tokens for more rows")
+    if snippet:
+        how.append("a row's snippet was cut to fit (it ends with …)")
     if parts:
         how.append("web_fetch(url, query=…) reads a row's page")
     if shortened:
@@ -366,9 +393,9 @@ def _omitted_how(rows: bool, parts: bool, shortened: bool) -> str:
 
 
 def _with_omitted(response: SearchResponse, kept: list[ResultRow], rows: int, passages: int,
-                  chars: int, shortened: bool = False) -> SearchResponse:
-    if not (rows or passages or chars or shortened):
+                  chars: int, shortened: bool = False, snippet_chars: int = 0) -> SearchResponse:
+    if not (rows or passages or chars or shortened or snippet_chars):
         return response.model_copy(update={"results": kept})
-    omitted = Omitted(rows=rows, passages=passages, chars=chars,
-                      how=_omitted_how(bool(rows), bool(passages or chars), shortened))
+    omitted = Omitted(rows=rows, passages=passages, chars=chars, snippet_chars=snippet_chars,
+                      how=_omitted_how(bool(rows), bool(passages or chars), shortened, bool(snippet_chars)))
     return response.model_copy(update={"results": kept, "omitted": omitted})

@@ -286,6 +286,9 @@ async def verify_with(reader, url: object, quote: object, *, format: object = "m
     from plugin.reading.reader import check_fetch_args
 
     started = time.perf_counter()
+    if url is None and quote is None:  # every missing argument named at once, not one per call
+        raise FetchError(INVALID_PARAMETER, "url and quote are required: the page's http:// or https:// address "
+                         "and the text to look for in it", parameter=["url", "quote"])
     checked = check_quote(quote)
     _, _, fmt = check_fetch_args(None, 0, format, reader.settings.fetch_max_chars)
     target = reader.client.check(url)

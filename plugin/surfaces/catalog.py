@@ -12,8 +12,17 @@ from plugin.infra.cooldown import Cooldowns
 from plugin.settings import Settings
 
 
+def not_selected_reason(settings: Settings, name: str) -> str | None:
+    """Why a search does not ask `name` unless it names it: the `engines` setting leaves it out."""
+    if settings.engines and name not in settings.engines:
+        return ("not in the engines setting (METASEARCH_ENGINES); asked only by a search that names it, "
+                "engines=" + name)
+    return None
+
+
 async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None) -> list[dict[str, Any]]:
-    """Every engine with its facts, whether it is enabled, and its cooldown in the shared state store."""
+    """Every engine with its facts, whether it is enabled (a search asks it unless told otherwise: it can
+    run, and the `engines` setting, when set, names it), and its cooldown in the shared state store."""
     if cooldowns is None:
         from plugin.infra.state import open_state
 
@@ -28,7 +37,7 @@ async def engine_catalog(settings: Settings, cooldowns: Cooldowns | None = None)
         facts = engine.facts
         options = SearchOptions(api_key=settings.api_key(name),
                                 base_url=settings.instance_url(name))
-        reason = engine.disabled_reason(options)
+        reason = engine.disabled_reason(options) or not_selected_reason(settings, name)
         entry = await cooldowns.store.get(settings.upstream(name))
         cooling = entry is not None and entry.active(now)
         rows.append({

@@ -370,9 +370,51 @@ def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0
 
         # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
         sock = listen(host, port, path="/mcp")
-        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning")).run(sockets=[sock])
+        chosen = settings or Settings.model_construct()
+        # On SIGTERM uvicorn waits for requests in flight without end unless told: as long as `serve` does.
+        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning",
+                                      timeout_graceful_shutdown=chosen.shutdown_wait_ms / 1000,
+                                      http=head_timeout_protocol(chosen.header_timeout_ms / 1000)),
+                       ).run(sockets=[sock])
     else:
         server.run("stdio")
+
+
+def head_timeout_protocol(seconds: float):
+    """uvicorn's h11 protocol with a bound on waiting for a request's head. uvicorn has none: any byte
+    received cancels its keep-alive timer, so a client sending its headers a byte at a time held a
+    connection as long as it liked (260 s and counting, measured). This timer is armed when a connection
+    opens and after each answer and is not reset by data: when it fires with no request under way (none
+    yet, or the last one answered and the next one's head incomplete), the connection is closed."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutH11(H11Protocol):
+        _head_timer = None
+
+        def connection_made(self, transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm_head_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm_head_timer()
+
+        def connection_lost(self, exc) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            super().connection_lost(exc)
+
+        def _arm_head_timer(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            self._head_timer = self.loop.call_later(seconds, self._head_late)
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            if self.cycle is None or self.cycle.response_complete:  # waiting for a request's head
+                self.timeout_keep_alive_handler()  # uvicorn's own way of closing an idle connection
+
+    return HeadTimeoutH11
 
 
 def http_app(server: MCPServer, settings: Settings | None, host: str):

@@ -194,7 +194,8 @@ def _passage_lines(passages, prefix: str = "") -> list[str]:
 
 def _omitted_line(omitted) -> str:
     parts = [f"{count} {name}" for count, name in ((omitted.rows, "rows"), (omitted.passages, "passages"),
-                                                   (omitted.chars, "characters")) if count]
+                                                   (omitted.chars, "characters"),
+                                                   (omitted.snippet_chars, "characters of a snippet")) if count]
     return f"(left out by the budget: {', '.join(parts) or 'nothing'}; {model_text(omitted.how, 400)})"
 
 

@@ -12,6 +12,8 @@ A parameter given twice (the list ones excepted), or as both `q` and `query`, is
 GET /health  -> {"status": "ok", ...}
 Any other path is 404, another method 405, an address over MAX_URL_CHARS 414, each with the JSON error body.
 GET /metrics -> Prometheus text format: searches, fetches and verifies by outcome, with their durations
+HEAD on /search, /fetch and /verify answers the headers GET would (200 and Content-Type, or the 400 of
+parameters GET would refuse) without searching, reading or checking anything (`head_handler`).
 
 A request whose Host is not a name the server listens on is refused (421), and one whose Origin (when
 sent) is not, 403, as the MCP SDK's streamable HTTP transport does: a page on another site whose name
@@ -210,6 +212,19 @@ async def fetch_handler(request: web.Request) -> web.Response:
 
 
 HEALTH_PROBE_S = 2.0  # longest /health waits for the state store to answer its probe
+
+
+async def head_handler(request: web.Request) -> web.Response:
+    """HEAD /search, /fetch, /verify: the status and headers GET would send, and nothing run. HEAD is a
+    safe method (RFC 9110, 9.3.2) that link checkers, uptime probes and `curl -I` send to see whether a
+    URL answers: answered by running the handler (aiohttp's default), each probe started every engine
+    (or read a page) and spent their quotas for a body nobody reads; a 405 would tell the probe the
+    service is down. Parameters GET would refuse are refused alike (400); Content-Length, known only
+    once the answer is made, is left out, as the RFC allows."""
+    problem = refused_parameters(request.path, request.query, request.rel_url.raw_query_string)
+    if problem is not None:
+        return web.json_response(problem.to_dict(), status=400)  # the body is dropped for HEAD
+    return web.Response(status=200, content_type="application/json")
 
 
 async def verify_handler(request: web.Request) -> web.Response:
@@ -442,9 +457,9 @@ def build_app(settings: Settings, searcher: Searcher | None = None, shared_metri
     app[GUARD] = HostGuard(host, settings.allowed_hosts)
     app[SEARCHER] = searcher or Searcher(settings)
     app[METRICS] = Metrics()
-    app.router.add_get("/search", search_handler)
-    app.router.add_get("/fetch", fetch_handler)
-    app.router.add_get("/verify", verify_handler)
+    for path, handler in (("/search", search_handler), ("/fetch", fetch_handler), ("/verify", verify_handler)):
+        app.router.add_get(path, handler, allow_head=False)
+        app.router.add_route("HEAD", path, head_handler)
     app.router.add_get("/health", health_handler)
     app.router.add_get("/metrics", metrics_handler)
     if shared_metrics is not None:
@@ -495,9 +510,17 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8080, workers
     workers = workers or settings.workers
     if workers <= 1:
         sock = listen(host, port)
-        web.run_app(build_app(settings, host=host), sock=sock, print=None)
+        web.run_app(build_app(settings, host=host), sock=sock, print=None, **run_options(settings))
     else:
         serve_workers(settings, host, port, workers)
+
+
+def run_options(settings: Settings) -> dict[str, float]:
+    """aiohttp's timeouts from the settings. aiohttp has no timeout for reading a request's head, but its
+    keep-alive timer, armed when a connection opens and after each answer and not reset by data that
+    does not complete a request, closes a connection still without a whole request when it fires: the
+    keep-alive timeout bounds a client that sends its headers a byte at a time (75 s by default)."""
+    return {"shutdown_timeout": settings.shutdown_wait_ms / 1000, "keepalive_timeout": settings.header_timeout_ms / 1000}
 
 
 def listen(host: str, port: int, path: str = ""):
@@ -532,7 +555,8 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int) -> Non
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                web.run_app(build_app(settings, shared_metrics=shared, host=host), sock=sock, print=None)
+                web.run_app(build_app(settings, shared_metrics=shared, host=host), sock=sock, print=None,
+                            **run_options(settings))
             except BaseException:  # noqa: BLE001 - a worker reports and exits; the parent decides
                 log.exception("worker %d failed", index)
                 code = 1
