@@ -61,6 +61,28 @@ async def test_record_then_replay_gives_exactly_the_live_rows(standins, tmp_path
     assert len(bing.requests) + len(ddg.requests) == requests_before  # replay never touched the stand-ins
 
 
+async def test_an_engine_still_queued_when_the_live_search_answered_is_recorded_too(standins, tmp_path):
+    """One request out at a time (pool_limit 1) and a search deadline shorter than either engine's answer:
+    the live search answers with one engine late and the other still queued. The queued one was never
+    asked, so the recorder asks it afterwards, as it does a skipped fallback engine."""
+    from plugin.bench.corpus import JudgedQuery
+    from plugin.bench.runner import record_query
+    from plugin.settings import Settings
+
+    bing = await standins(page(bing_page(ROWS), delay=1.0))
+    ddg = await standins(page(ddg_page(ROWS), delay=1.0))
+    settings = Settings(endpoints={"bing": bing.url, "duckduckgo-html": ddg.url}, engines=["bing", "duckduckgo-html"],
+                        tiers={"bing": "primary", "duckduckgo-html": "primary"}, pool_limit=1, timeout_ms=30000,
+                        deadline_ms=300, soft_deadline_ms=300, grace_ms=50)
+    query = JudgedQuery("q1", "python asyncio gather", "en", "docs", ("docs.python.org",))
+    outcome = await record_query(query, tmp_path, settings)
+    live = {e["name"]: e["status"] for e in outcome.response["engines"]}
+    assert sorted(live.values()) == ["late", "queued"], live
+    queued = next(name for name, status in live.items() if status == "queued")
+    assert outcome.statuses[queued] == "ok"  # asked after the search, and recorded
+    assert len((ddg if queued == "duckduckgo-html" else bing).requests) == 1
+
+
 async def test_a_recording_holds_no_trace_of_the_api_key(standins, tmp_path):
     secret = "sk-test-SECRET-0123456789abcdef"
     serper = await standins(page(json.dumps({"organic": [

@@ -241,10 +241,11 @@ async def record_query(query: JudgedQuery, fixtures: Path, settings: Settings,
     try:
         response = await searcher.search(query.query, engines=engines, now=now)
         statuses = {report.name: report.status for report in response.engines}
-        # Engines the live search skipped (fallback tier) are recorded too, so the bench can score them.
+        # Engines the live search never asked are recorded too, so the bench can score them: those it
+        # skipped (fallback tier) and those still queued for admission when it answered (our load).
         plan = searcher.plan(query.query, engines=engines, now=now)
         for report in response.engines:
-            if report.status == "skipped":
+            if report.status in ("skipped", "queued"):
                 engine = ENGINES[report.name]
                 run = await searcher.run_engine(engine, searcher.tier_of(engine), plan)
                 statuses[report.name] = run.status
