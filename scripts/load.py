@@ -16,11 +16,12 @@ the answer cache on), then again on the memory store, each in a fresh state dire
 stand-in engines (their own process) answer after --engine-ms (100 ms). Each round sends --concurrency
 `GET /search` at once, the same queries every round (round 2 is answered from the cache). Reported per
 round: answers with no rows, engines `late` or `timeout` (false timeouts: every engine is healthy),
+engines never asked because they were still `queued` for admission when the answer went (never_asked),
 engines benched (`cooldown`), HTTP errors, answers whose warnings mention the state store (a read that
 did not answer within `state_wait_ms`, taken as a miss), latency percentiles, and the workers' log lines
 saying `database is locked`. --real-pages: the stand-ins replay real pages of one query from
 ../shared/serp-corpus (METASEARCH_CORPUS) instead of small synthetic ones. Exit status 0 when every round of every store had no empty answer, no false
-timeout and nothing benched.
+timeout, no engine left unasked and nothing benched.
 """
 
 from __future__ import annotations
@@ -196,7 +197,7 @@ async def _burst(port: int, queries: list[str]) -> dict:
     import aiohttp
 
     latencies: list[float] = []
-    counts = {"answers": 0, "empty_answers": 0, "http_errors": 0, "false_timeouts": 0, "benched": 0,
+    counts = {"answers": 0, "empty_answers": 0, "http_errors": 0, "false_timeouts": 0, "never_asked": 0, "benched": 0,
               "answers_with_a_state_store_warning": 0, "statuses": {}}
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120)) as session:
@@ -220,6 +221,7 @@ async def _burst(port: int, queries: list[str]) -> dict:
                 status = engine["status"]
                 counts["statuses"][status] = counts["statuses"].get(status, 0) + 1
                 counts["false_timeouts"] += status in ("late", "timeout")
+                counts["never_asked"] += status == "queued"  # still queued for admission when the answer went
                 counts["benched"] += status == "cooldown"
 
         await asyncio.gather(*(one(query) for query in queries))
@@ -285,8 +287,8 @@ def main_served(args) -> int:
         standins.join(10)
     print(json.dumps({"command": " ".join(["python scripts/load.py", *sys.argv[1:]]), "engine_ms": args.engine_ms,
                       "engines": list(urls), "runs": report}, indent=2))
-    clean = all(r["empty_answers"] == 0 and r["false_timeouts"] == 0 and r["benched"] == 0 and r["http_errors"] == 0
-                for run in report for r in run["rounds"])
+    clean = all(r["empty_answers"] == 0 and r["false_timeouts"] == 0 and r["never_asked"] == 0 and r["benched"] == 0
+                and r["http_errors"] == 0 for run in report for r in run["rounds"])
     return 0 if clean else 1
 
 
