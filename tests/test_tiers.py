@@ -224,3 +224,28 @@ def test_the_rules_read_the_settings_and_keep_back_the_answer_reserve():
     ("skipped", NOT_ASKED), ("queued", NOT_ASKED)])
 def test_how_each_outcome_counts(status, phase):
     assert phase_of(status) == phase
+
+
+async def test_an_engine_still_queued_when_the_search_answers_is_queued_unless_it_was_asked_already():
+    """Never admitted: `queued` (never asked). Admitted, then queued again for a follow-up request (a consent
+    page's second step): it was asked, so it is `late` like any engine whose answer had not come."""
+    import asyncio
+
+    from engines import ENGINES
+    from plugin.infra.admission import EngineClock
+    from plugin.pipeline.tiers import Flight, Tiers, _Slot
+
+    tiers = Tiers(Settings(), runner=None, flights=None)  # _outcome of a started run needs neither
+    idle = asyncio.create_task(asyncio.sleep(60))
+    try:
+        for asked, expected in ((False, "queued"), (True, "late")):
+            clock = EngineClock(timeout_s=10, wait_s=60)
+            if asked:
+                clock.admit()
+            slot = _Slot(ENGINES["bing"], "primary", Flight("key", idle, clock, "bing"))
+            async with clock.waiting():
+                run = tiers._outcome(slot, plan=None)
+            assert run.status == expected, (asked, run.status, run.detail)
+            assert run.detail.startswith("not asked" if expected == "queued" else "no answer after"), run.detail
+    finally:
+        idle.cancel()

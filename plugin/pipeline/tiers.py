@@ -484,7 +484,9 @@ class Tiers:
         if slot.flight is None:  # not needed; a disabled engine still says so (runner.not_needed)
             return self.runner.not_needed(slot.engine, slot.tier, plan)
         clock = slot.flight.clock
-        if clock.queued:  # never asked: its turn had not come (our load) when the search's deadlines did
+        # never asked: its turn had not come (our load) when the search's deadlines did (one queued for a
+        # follow-up request was asked: it is late, like one whose answer had not come)
+        if clock.queued and not clock.admitted:
             why = ("waiting for the state store" if clock.on_store else
                    "queued for admission") + f" after {clock.queue_ms()} ms"
             if not clock.on_store:
