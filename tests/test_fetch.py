@@ -287,7 +287,9 @@ async def test_the_fragment_is_the_clients_one_page_is_asked_for_once_whatever_i
         second = await read(site.url + "/post#see-also", reader, format="markdown", max_chars=200)
         assert first.cached and second.cached and first.content == plain.content
         assert first.url == site.url + "/post#how-it-works"  # the address as asked, fragment and all
-        assert "#" not in first.final_url and "#" not in second.final_url
+        # where the read ended up keeps the client's fragment too (never sent; a redirect without one keeps it)
+        assert first.final_url == first.url and second.final_url == site.url + "/post#see-also"
+        assert plain.final_url == site.url + "/post"
         shared = await asyncio.gather(*(read(site.url + f"/post?x=1#part-{n}", reader) for n in range(3)))
         assert [r.content for r in shared] == [plain.content] * 3
     assert paths(site) == ["/robots.txt", "/post", "/post"]  # once per address without its fragment
@@ -608,6 +610,23 @@ async def test_redirects_are_followed_hop_by_hop(standins):
     response = await read(site.url + "/a")
     assert response.final_url == site.url + "/post" and response.url == site.url + "/a"
     assert paths(site) == ["/robots.txt", "/a", "/b", "/c", "/post"]
+
+
+async def test_a_redirect_keeps_the_client_s_fragment_unless_it_names_its_own(standins):
+    """RFC 9110 10.2.2: a Location without a fragment inherits the one asked for, as browsers do."""
+    from plugin.reading.verify import verify_with
+
+    site = await standins(routes({"/robots.txt": ROBOTS_OPEN, "/old": redirect("/post"),
+                                  "/moved": redirect("/post#top"), "/post": page(article_html())}))
+    async with Reader(settings()) as reader:
+        kept = await read(site.url + "/old#how-it-works", reader)
+        own = await read(site.url + "/moved#how-it-works", reader)
+        verified = await verify_with(reader, site.url + "/old#how-it-works",
+                                     " ".join(ARTICLE_PARAGRAPHS[0].split()[:6]))
+    assert kept.final_url == site.url + "/post#how-it-works"
+    assert own.final_url == site.url + "/post#top"
+    assert verified.found and verified.final_url == site.url + "/post#how-it-works"
+    assert "#" not in "".join(paths(site))  # never sent
 
 
 async def test_a_redirect_to_an_address_that_cannot_be_read_is_an_http_error_naming_it(standins):

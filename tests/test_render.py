@@ -218,6 +218,9 @@ def table(outsider: Outsider, site_port: int) -> dict:
         "/components": page(shell(COMPONENTS)),
         "/closed-components": page(shell(CLOSED_COMPONENTS)),
         "/slow-render": slow_for_the_browser,
+        # a hash-routed app: what it shows depends on the fragment, which only the browser has
+        "/hash-app": page(shell(f"if (location.hash === '#tides') {{ {built()} }} "
+                                "else { build({title: 'Home', paragraphs: ['Pick a section.']}); }")),
     }
 
 
@@ -281,6 +284,19 @@ async def test_a_shell_sent_as_octet_stream_is_sniffed_as_html_and_rendered(worl
     response = await world.reader.fetch(world.url("/built-unlabelled"))
     assert response.content_type == "text/html" and response.rendered is True, response.warnings
     assert SENTENCE in response.content and response.title == TITLE
+
+
+@needs_chromium
+@module_loop
+async def test_the_browser_is_given_the_client_s_fragment_a_hash_routed_app_shows_by_it(world):
+    """The fragment is never sent to the server (one plain read for every fragment), but the render navigates
+    with it: a hash-routed app's script reads it to choose what to show."""
+    response = await world.reader.fetch(world.url("/hash-app#tides"))
+    assert response.rendered is True and SENTENCE in response.content and response.title == TITLE
+    assert response.final_url == world.url("/hash-app#tides")
+    home = await world.reader.fetch(world.url("/hash-app"))
+    assert home.rendered is True and SENTENCE not in home.content
+    assert "#" not in "".join(paths(world.site))
 
 
 @needs_chromium

@@ -144,6 +144,15 @@ def checked_settings(settings: object) -> Settings | None:
     return settings
 
 
+def with_fragment(address: str, asked: str) -> str:
+    """`address` (where a read ended up) with the fragment of the address `asked`, when it has none of its
+    own: the fragment is the client's and is never sent, and a redirect without one keeps it (RFC 9110
+    10.2.2), as browsers do."""
+    if "#" in address or "#" not in asked:
+        return address
+    return f"{address}#{asked.split('#', 1)[1]}"
+
+
 class Reader:
     def __init__(self, settings: Settings | None = None, *, state: State | None = None,
                  resolver: AbstractResolver | None = None, public: Callable[[str], bool] | None = None,
@@ -212,7 +221,8 @@ class Reader:
             warnings.append(f"offset {start} is past the end of the text ({len(document.content)} characters)")
         warnings.extend(w for w in self.state.warnings if w not in warnings)
         response = FetchResponse(
-            url=target.url, final_url=document.final_url, status=document.status, content_type=document.content_type,
+            url=target.url, final_url=with_fragment(document.final_url, target.url), status=document.status,
+            content_type=document.content_type,
             title=document.title, published=document.published, content=piece, offset=start,
             next_offset=next_offset, total_chars=len(document.content), truncated=next_offset is not None,
             cached=cached, elapsed_ms=int((time.perf_counter() - started) * 1000), queue_ms=clock.queue_ms(),
@@ -301,7 +311,9 @@ class Reader:
 
         loop = asyncio.get_running_loop()
         try:
-            page = await self.renderer().render(plain.final_url, deadline=deadline - RENDER_MARGIN_S,
+            # the client's fragment goes with the browser: a hash-routed app's scripts read it to choose what to show
+            page = await self.renderer().render(with_fragment(plain.final_url, url),
+                                                deadline=deadline - RENDER_MARGIN_S,
                                                 robots=self.robots.check if respect_robots else None)
             if page.status >= 400:  # turned away (a bot wall), the proxy would not carry it, or the page is gone
                 why = f"the browser was answered HTTP {page.status}" + (

@@ -283,7 +283,7 @@ def check_quote(quote: object) -> str:
 async def verify_with(reader, url: object, quote: object, *, format: object = "markdown",
                       ignore_robots: bool = False) -> VerifyResponse:
     """`verify` through a given Reader (the surfaces pass their searcher's)."""
-    from plugin.reading.reader import check_fetch_args
+    from plugin.reading.reader import check_fetch_args, with_fragment
 
     started = time.perf_counter()
     if url is None and quote is None:  # every missing argument named at once, not one per call
@@ -297,8 +297,8 @@ async def verify_with(reader, url: object, quote: object, *, format: object = "m
     text = document.content
     # Folding a page of a million characters takes a second: off the event loop, like extraction.
     found, (s, e) = await asyncio.to_thread(locate, text, checked, markdown=fmt == "markdown")
-    common = dict(url=target.url, final_url=document.final_url, quote=checked, format=fmt, cached=cached,
-                  warnings=list(document.warnings), rendered=document.rendered,
+    common = dict(url=target.url, final_url=with_fragment(document.final_url, target.url), quote=checked, format=fmt,
+                  cached=cached, warnings=list(document.warnings), rendered=document.rendered,
                   may_require_js=document.may_require_js)
     if found is None:
         return VerifyResponse(found=False, elapsed_ms=int((time.perf_counter() - started) * 1000), **common)
