@@ -6,7 +6,7 @@ aiohttp and the MCP SDK are imported by the subcommands that need them.
 
 Exit status (a contract, documented in the README): 0 rows returned; 1 no results (engines answered,
 nothing relevant); 2 bad input; 3 no engine could answer (every selected engine failed, was cooling
-down, skipped or disabled); 4 internal error.
+down, skipped, queued or disabled); 4 internal error.
 """
 
 from __future__ import annotations
