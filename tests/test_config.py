@@ -44,6 +44,18 @@ def test_precedence_defaults_toml_env_flags(clean_env, monkeypatch):
     assert (loaded.timeout_ms, loaded.rrf_k) == (1234, 80)
 
 
+def test_tables_set_in_several_places_merge_key_by_key_the_higher_place_winning(clean_env, monkeypatch):
+    """As the README says: a table (official_sites, endpoints …) set in the config file and the environment is
+    the two merged, the environment's entry winning for a key both name; code overrides merge over both."""
+    config = clean_env / "xdg" / "metasearch" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('official_sites = {"foo" = ["foo.com"], "bar" = ["old-bar.com"]}\n', encoding="utf-8")
+    monkeypatch.setenv("METASEARCH_OFFICIAL_SITES", '{"bar": ["bar.com"]}')
+    assert Settings.load().official_sites == {"foo": ["foo.com"], "bar": ["bar.com"]}
+    assert Settings.load(official_sites={"baz": ["baz.com"]}).official_sites == {
+        "foo": ["foo.com"], "bar": ["bar.com"], "baz": ["baz.com"]}
+
+
 def test_explicit_config_file_and_section(clean_env):
     path = clean_env / "custom.toml"
     path.write_text('[metasearch]\nauthority_boost = 0.4\nendpoints = { bing = "http://127.0.0.1:9" }\n',
