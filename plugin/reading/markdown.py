@@ -179,23 +179,20 @@ class _Writer:
                     nested.extend(self.list_lines(child, inside))
                     if child.tail and _visible(child.tail):
                         nested.append(inside + self.tidy(child.tail))
-                elif isinstance(child.tag, str) and child.tag == "code":
-                    code = self.code(child)  # once: its lines decide where it goes
-                    if code and "\n" in code[0]:
-                        # a code block of several lines stays one, under the item (flattened, two commands ran
-                        # together)
-                        nested.extend(inside + line if line else line for line in code[0].split("\n"))
-                    else:  # a one-liner: inline code in the item's text, set apart as any block in it is
-                        own.append(" " + (code[0] if code else ""))
-                    own.append(" " + (child.tail or ""))  # the text after it, apart from the text before it
-                elif isinstance(child.tag, str) and child.tag == "quote":
-                    # a quote (or a <pre> of lines) of several lines stays one, under the item; a one-liner
-                    # joins the item's text without its marker (a "> " mid-line is no quote, only a stray ">")
-                    quoted = "\n".join(self.block(child))
-                    if "\n" in quoted:
-                        nested.extend(inside + line if line else line for line in quoted.split("\n"))
+                elif isinstance(child.tag, str) and child.tag in ("code", "quote"):
+                    # a code block, or a quote (a <pre> of lines), of several lines stays one, under the item
+                    # (flattened, two commands ran together); a one-liner joins the item's text, as inline code
+                    # or without its quote marker (a "> " mid-line is no quote, only a stray ">")
+                    if child.tag == "code":
+                        shown = (self.code(child) or [""])[0]  # once: its lines decide where it goes
+                        alone = shown
                     else:
-                        own.append(" " + (quoted[2:] if self.markdown and quoted.startswith("> ") else quoted))
+                        shown = "\n".join(self.block(child))
+                        alone = shown[2:] if self.markdown and shown.startswith("> ") else shown
+                    if "\n" in shown:
+                        nested.extend(inside + line if line else line for line in shown.split("\n"))
+                    else:
+                        own.append(" " + alone)
                     own.append(" " + (child.tail or ""))  # the text after it, apart from the text before it
                 elif isinstance(child.tag, str) and child.tag in _BLOCK_TAGS:
                     own.append(" " + " ".join(self.blocks_flat(child)) + " ")
