@@ -117,13 +117,14 @@ def undecodable_parameters(path: str, raw_query: str) -> SearchError | None:
     return None
 
 
-def refused_parameters(path: str, args, raw_query: str = "") -> SearchError | None:
-    """invalid_parameter for a query string `path` cannot take as meant: an unknown name (a misspelt
+def refused_parameters(request: web.Request) -> SearchError | None:
+    """invalid_parameter for a query string the request's path cannot take as meant: an unknown name (a misspelt
     `lmit=3`, `/fetch?max_char=100`), a name given twice (`q=x&q=y`; the list parameters excepted) or
     under both its spellings (`q=A&query=B`), a boolean that is no yes or no (`no_cache=maybe`). Each
-    would otherwise be silently ignored or half used; so would a value not in UTF-8 (`raw_query`, the
-    query string as sent)."""
-    problem = undecodable_parameters(path, raw_query)
+    would otherwise be silently ignored or half used; so would a value not in UTF-8 (in the query string
+    as sent)."""
+    path, args = request.path, request.query
+    problem = undecodable_parameters(path, request.rel_url.raw_query_string)
     if problem is not None:
         return problem
     names = [name for name, _ in args.items()]  # a name given twice is listed twice (keys() lists it once)
@@ -148,7 +149,7 @@ async def search_handler(request: web.Request) -> web.Response:
     searcher = request.app[SEARCHER]
     metrics = request.app[METRICS]
     args = request.query
-    problem = refused_parameters("/search", args, request.rel_url.raw_query_string)
+    problem = refused_parameters(request)
     if problem is not None:
         metrics.bad_input()
         return web.json_response(problem.to_dict(), status=400)
@@ -191,7 +192,7 @@ async def fetch_handler(request: web.Request) -> web.Response:
     from plugin.errors import FetchError
 
     args = request.query
-    problem = refused_parameters("/fetch", args, request.rel_url.raw_query_string)
+    problem = refused_parameters(request)
     if problem is not None:
         request.app[METRICS].fetched("bad_input")
         return web.json_response(problem.to_dict(), status=400)
@@ -221,7 +222,7 @@ async def head_handler(request: web.Request) -> web.Response:
     (or read a page) and spent their quotas for a body nobody reads; a 405 would tell the probe the
     service is down. Parameters GET would refuse are refused alike (400); Content-Length, known only
     once the answer is made, is left out, as the RFC allows."""
-    problem = refused_parameters(request.path, request.query, request.rel_url.raw_query_string)
+    problem = refused_parameters(request)
     if problem is not None:
         return web.json_response(problem.to_dict(), status=400)  # the body is dropped for HEAD
     return web.Response(status=200, content_type="application/json")
@@ -236,7 +237,7 @@ async def verify_handler(request: web.Request) -> web.Response:
 
     args = request.query
     # unknown, misspelt or repeated, as /search and /fetch
-    problem = refused_parameters("/verify", args, request.rel_url.raw_query_string)
+    problem = refused_parameters(request)
     if problem is not None:
         request.app[METRICS].verified("bad_input")
         return web.json_response(problem.to_dict(), status=400)
