@@ -247,6 +247,89 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+async def test_closing_the_stdio_session_closes_the_searcher_and_commits_the_store(standins):
+    """The server never closed its searcher: the state store's queued writes were committed at interpreter
+    exit by luck (the store's finalizer), and an engine request still out when the client went was never
+    recorded (Searcher.close records it: the next process learns the engine hangs). Now the client closing
+    stdin closes the searcher: both are in the store file once the process is gone."""
+    from plugin.infra.state import open_state
+    from plugin.settings import Settings
+
+    failing = await standins(page("unavailable", status=503))  # benched by the search: a queued write
+    stuck = await standins(hang(120))  # still out when the search answers at its overall deadline
+    endpoints = {"bing": failing.url, "duckduckgo-html": stuck.url}
+    env = server_env(endpoints, METASEARCH_STATE_BACKEND="sqlite", METASEARCH_TIMEOUT_MS="60000",
+                     METASEARCH_DEADLINE_MS="1000")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "plugin.surfaces.cli", "mcp"], cwd=str(ROOT),
+                                   env=env)
+    async with Client(params, read_timeout_seconds=60) as client:
+        result = await client.call_tool("web_search", {"query": "rust async runtime"})
+        statuses = {e["name"]: e["status"] for e in result.structured_content["engines"]}
+        assert statuses["bing"] == "error" and statuses["duckduckgo-html"] != "ok", statuses
+        assert stuck.requests and not stuck.finished  # the request is still out as the client goes
+    # The SDK's client waits for the server process to exit (and ends it if it does not): it is gone.
+    settings = Settings(endpoints=endpoints, state_backend="sqlite")
+    state = open_state(settings)
+    try:
+        benched = await state.get(settings.upstream("bing"))
+        unanswered = await state.get(settings.upstream("duckduckgo-html"))
+    finally:
+        await state.close()
+    assert benched is not None and benched.status == "error"
+    assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_searcher(standins, signum):
+    """A supervisor's SIGTERM (or Ctrl-C) to a stdio server whose client keeps stdin open killed it (status
+    -15; a KeyboardInterrupt traceback for SIGINT) without closing the searcher. It now closes the searcher
+    (the engine request still out recorded) and exits 0. Spoken to in JSON-RPC lines, as a client does,
+    to keep hold of the process and its exit status."""
+    import signal
+
+    from plugin.infra.state import open_state
+    from plugin.settings import Settings
+
+    stuck = await standins(hang(120))  # still out when the search answers at its overall deadline
+    endpoints = {"duckduckgo-html": stuck.url}
+    env = server_env(endpoints, METASEARCH_STATE_BACKEND="sqlite", METASEARCH_TIMEOUT_MS="60000",
+                     METASEARCH_DEADLINE_MS="1000")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", cwd=ROOT, env=env, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def call(number: int, method: str, params: dict) -> dict:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode()
+                         + b"\n")
+        await proc.stdin.drain()
+        return json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
+
+    try:
+        started = await call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                               "clientInfo": {"name": "test", "version": "0"}})
+        assert started["result"]["serverInfo"]["name"] == "metasearch"
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        searched = await call(2, "tools/call", {"name": "web_search", "arguments": {"query": "rust async"}})
+        assert "result" in searched, searched
+        assert stuck.requests and not stuck.finished  # the request is still out
+        proc.send_signal(getattr(signal, signum))  # stdin stays open
+        code = await asyncio.wait_for(proc.wait(), 40)  # generous: it takes well under a second
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    errors = (await proc.stderr.read()).decode()
+    assert code == 0, errors
+    assert "Traceback" not in errors, errors
+    settings = Settings(endpoints=endpoints, state_backend="sqlite")
+    state = open_state(settings)
+    try:
+        unanswered = await state.get(settings.upstream("duckduckgo-html"))
+    finally:
+        await state.close()
+    assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
+
+
 async def test_mcp_http_cuts_off_a_client_sending_its_headers_a_byte_at_a_time():
     """uvicorn has no timeout for a request's head (any byte cancels its keep-alive timer): a client
     trickling its headers held a connection as long as it liked. header_timeout_ms bounds it; a real

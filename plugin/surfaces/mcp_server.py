@@ -385,8 +385,8 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
 
 def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           settings_error: SearchError | None = None) -> None:
-    """Serve until the client goes (stdio), or over HTTP until SIGTERM / SIGINT, then close the searcher
-    (LazySearcher.close; over HTTP) and return: the process exits 0."""
+    """Serve until the client goes (stdio: it closes stdin) or SIGTERM / SIGINT, then close the searcher
+    (LazySearcher.close) and return: the process exits 0."""
     import logging
 
     from plugin.infra.logs import configure
@@ -394,9 +394,6 @@ def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0
     configure(settings.log_level() if settings is not None else logging.WARNING)
     lazy = LazySearcher(settings)
     server = build_server(settings, settings_error=settings_error, lazy=lazy)
-    if not http:
-        server.run("stdio")
-        return
     with Signals() as signals:
         if http:
             from plugin.surfaces.service import listen
@@ -404,12 +401,15 @@ def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0
             # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
             sock = listen(host, port, path="/mcp")
             asyncio.run(_closing(_serve_http(server, settings, host, sock, signals), lazy))
+        else:
+            asyncio.run(_serve_stdio(server, lazy, signals))
 
 
 class Signals:
     """SIGTERM and SIGINT for the server's whole life, from before it listens until its searcher is closed:
     each calls `action` (the stop of whatever serves at the time), or does nothing while there is none
-    (the close under way: the default action would kill the process in the middle of committing the store)."""
+    (the close under way: the SDK's stdio client sends SIGTERM 2 s after closing stdin, and the default
+    action would kill the process in the middle of committing the store)."""
 
     def __init__(self):
         self.action: Any = None
@@ -439,6 +439,35 @@ async def _closing(serving, lazy: LazySearcher) -> None:
         await serving
     finally:
         await lazy.close()
+
+
+async def _serve_stdio(server: MCPServer, lazy: LazySearcher, signals: Signals) -> None:
+    """Serve over stdio until the client closes stdin, then close the searcher. SIGTERM or SIGINT (a
+    supervisor, Ctrl-C in a terminal, a client that does not close stdin first) closes it too, then ends
+    the process at once with status 0: the SDK reads stdin on a worker thread that nothing interrupts, and
+    asyncio.run would wait for that read at its end, that is until the client writes or goes."""
+    loop = asyncio.get_running_loop()
+    serving = asyncio.ensure_future(server.run_stdio_async())
+    signalled: asyncio.Future[int] = loop.create_future()
+
+    def caught(signum: int) -> None:
+        if not signalled.done():
+            signalled.set_result(signum)
+
+    signals.action = lambda signum: loop.call_soon_threadsafe(caught, signum)
+    try:
+        await asyncio.wait((serving, signalled), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signals.action = None  # a signal from here on (the SDK's client after 2 s) leaves the close to finish
+        await lazy.close()
+    if serving.done():
+        serving.result()
+        return
+    import logging
+    import os
+
+    logging.shutdown()
+    os._exit(0)
 
 
 async def _serve_http(server: MCPServer, settings: Settings | None, host: str, sock, signals: Signals) -> None:
