@@ -343,3 +343,60 @@ async def test_mcp_http_cuts_off_a_client_sending_its_headers_a_byte_at_a_time()
         assert closed
         async with Client(url, read_timeout_seconds=60) as client:
             assert "web_search" in {tool.name for tool in (await client.list_tools()).tools}
+
+
+async def test_a_bug_of_ours_comes_back_as_internal_error_with_keys_redacted_on_every_tool(monkeypatch, caplog):
+    """An exception that is not a SearchError (a bug of ours) reached the client as the SDK's bare text
+    "Error executing tool web_search", with no code to act on, while the SDK printed its traceback:
+    every tool answers internal_error with the exception's type and words (keys redacted), as the CLI
+    does, and the server's log says it in one line (the traceback at debug)."""
+    import logging
+
+    import plugin.surfaces.catalog
+    from plugin.pipeline.searcher import Searcher
+    from plugin.settings import Settings
+    from plugin.surfaces.mcp_server import build_server
+
+    key = "exa-key-0123456789abcdef"
+    searcher = Searcher(Settings(endpoints={"bing": "http://127.0.0.1:9"}, engines=["bing"], exa_api_key=key))
+
+    def broken(*args, **kwargs):
+        raise KeyError(f"no title for {key}")
+
+    async def broken_async(*args, **kwargs):
+        broken()
+
+    monkeypatch.setattr(searcher, "search", broken_async)
+    monkeypatch.setattr(searcher, "page_reader", broken)  # web_fetch and web_verify
+    monkeypatch.setattr(plugin.surfaces.catalog, "engine_catalog", broken_async)
+    calls = {"web_search": {"query": "rust"}, "web_fetch": {"url": "https://example.org/"},
+             "web_verify": {"url": "https://example.org/", "quote": "x"}, "search_engines": {}}
+    with caplog.at_level(logging.WARNING):
+        async with Client(build_server(searcher=searcher)) as client:
+            for name, arguments in calls.items():
+                result = await client.call_tool(name, arguments)
+                assert result.is_error, name
+                error = json.loads(result.content[0].text)["error"]
+                assert error["code"] == "internal_error", (name, error)
+                assert error["message"].startswith("KeyError: ") and "no title for" in error["message"], error
+                assert key not in result.content[0].text
+    await searcher.close()
+    said = [record.getMessage() for record in caplog.records if record.name == "metasearch.mcp"]
+    assert len(said) == len(calls) and all("internal error" in line and key not in line for line in said), said
+
+
+async def test_every_tool_advertises_a_title_and_what_it_refuses():
+    """search_engines refused any argument but its schema did not say so (no additionalProperties: false,
+    as the other tools have), and it was presumed open-world (the MCP default) though it reads only this
+    machine's settings and state; no tool had a top-level title, which clients show before annotations."""
+    from plugin.surfaces.mcp_server import build_server
+
+    async with Client(build_server()) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    for tool in tools.values():
+        assert tool.title and tool.title == tool.annotations.title, tool.name
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+        assert tool.annotations.read_only_hint is True, tool.name
+    assert tools["search_engines"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
+    assert tools["search_engines"].annotations.open_world_hint is False
+    assert all(tools[name].annotations.open_world_hint is True for name in ("web_search", "web_fetch", "web_verify"))

@@ -15,6 +15,7 @@ import contextlib
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
@@ -35,6 +36,8 @@ log = get_logger("metasearch.mcp")
 
 # `mcp --http`'s answer (HTTP 503) to a request still running when the shutdown wait ran out.
 SHUTTING_DOWN = "shutting_down"
+# A bug of ours, as the CLI names it (exit status 4).
+INTERNAL_ERROR = "internal_error"
 
 
 class CooldownState(BaseModel):
@@ -257,7 +260,23 @@ class StrictTool(Tool):
         if problem is not None:
             result = _error(problem.code, problem.message, **problem.details)
             return self.fn_metadata.convert_result(result) if convert_result else result
-        return await super().run(arguments, context, convert_result)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except UnexpectedToolError as exc:  # the SDK's wrapper of anything our tool raised that we did not
+            result = _internal_error(self.name, exc.__cause__ or exc)
+            return self.fn_metadata.convert_result(result) if convert_result else result
+
+
+def _internal_error(tool: str, exc: BaseException) -> CallToolResult:
+    """A bug of ours as the CLI says it (internal_error, the exception's type and words, keys redacted),
+    instead of the SDK's bare "Error executing tool" with no code and its traceback in the log."""
+    from plugin.infra.logs import RedactSecrets
+    from plugin.infra.secrets import redact
+
+    message = redact(f"{type(exc).__name__}: {exc}", RedactSecrets().values())
+    log.warning("%s: internal error (%s)", tool, message)
+    log.debug("%s: internal error", tool, exc_info=exc)  # METASEARCH_LOG=debug shows the traceback
+    return _error(INTERNAL_ERROR, message)
 
 
 class LazySearcher:
@@ -352,25 +371,29 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
         return await asyncio.to_thread(verify_result, response, the_searcher().settings.mcp_max_tokens)
 
     search_tool = StrictTool.from_function(
-        web_search, name=TOOL_NAME, description=TOOL_DESCRIPTION,
+        web_search, name=TOOL_NAME, description=TOOL_DESCRIPTION, title="Web search",
         annotations=ToolAnnotations(title="Web search", read_only_hint=True, open_world_hint=True),
     )
     search_tool = search_tool.model_copy(update={"parameters": input_schema()})
     fetch_tool = StrictTool.from_function(
-        web_fetch, name=FETCH_TOOL_NAME, description=FETCH_TOOL_DESCRIPTION,
+        web_fetch, name=FETCH_TOOL_NAME, description=FETCH_TOOL_DESCRIPTION, title="Read a web page",
         annotations=ToolAnnotations(title="Read a web page", read_only_hint=True, open_world_hint=True),
     )
     fetch_tool = fetch_tool.model_copy(update={"parameters": fetch_input_schema()})
     verify_tool = StrictTool.from_function(
         web_verify, name=VERIFY_TOOL_NAME, description=VERIFY_TOOL_DESCRIPTION,
+        title="Check a quote against a web page",
         annotations=ToolAnnotations(title="Check a quote against a web page", read_only_hint=True,
                                     open_world_hint=True),
     )
     verify_tool = verify_tool.model_copy(update={"parameters": verify_input_schema()})
+    # It reads this machine's settings and state, nothing on the web: not open-world (the MCP default).
     engines_tool = StrictTool.from_function(
-        search_engines, name="search_engines",
-        annotations=ToolAnnotations(title="Search engines", read_only_hint=True),
+        search_engines, name="search_engines", title="Search engines",
+        annotations=ToolAnnotations(title="Search engines", read_only_hint=True, open_world_hint=False),
     )
+    engines_tool = engines_tool.model_copy(update={"parameters": {"type": "object", "properties": {},
+                                                                  "additionalProperties": False}})
     return MCPServer(
         name="metasearch",
         version=VERSION,
