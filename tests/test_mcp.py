@@ -330,6 +330,47 @@ async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_se
     assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
 
 
+async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_say_error():
+    """A client of the 2025-06-18 protocol (the 1.x SDKs most harnesses ship) keeps a GET stream open for
+    the server's notifications. On SIGTERM the SDK ended that stream's handler without ending its
+    response, and uvicorn said "ERROR: ASGI callable returned without completing response" at every
+    shutdown. The stream is now ended as a finished response: exit 0 and nothing on stderr."""
+    import signal
+
+    import aiohttp
+
+    env = server_env({}, METASEARCH_SHUTDOWN_WAIT_MS="1000")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+        url = re.fullmatch(r"listening on (http://127\.0\.0\.1:\d+/mcp)", line).group(1)
+        posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        async with aiohttp.ClientSession() as http:
+            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+            async with http.post(url, headers=posting, json=initialize) as answer:
+                assert answer.status == 200
+                session = answer.headers["mcp-session-id"]
+            in_session = {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+            async with http.post(url, headers={**posting, **in_session},
+                                 json={"jsonrpc": "2.0", "method": "notifications/initialized"}) as answer:
+                assert answer.status == 202
+            async with http.get(url, headers={"Accept": "text/event-stream", **in_session}) as listening:
+                assert listening.status == 200 and listening.content_type == "text/event-stream"
+                proc.send_signal(signal.SIGTERM)
+                code = await asyncio.wait_for(proc.wait(), 40)
+                await asyncio.wait_for(listening.read(), 40)  # the stream ends: no error on the way
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    errors = (await proc.stderr.read()).decode()
+    assert code == 0, errors
+    assert errors == "", errors
+
+
 async def test_mcp_http_cuts_off_a_client_sending_its_headers_a_byte_at_a_time():
     """uvicorn has no timeout for a request's head (any byte cancels its keep-alive timer): a client
     trickling its headers held a connection as long as it liked. header_timeout_ms bounds it; a real

@@ -650,6 +650,11 @@ def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: 
 
         try:
             await inner(scope, receive, tracked_send)
+            if stopping is not None and stopping.now and sent["started"] and not sent["complete"]:
+                # A client's GET stream for notifications (2025-06-18 protocol): the SDK ends its handler at
+                # shutdown without ending the response (uvicorn: "ERROR: ASGI callable returned without
+                # completing response"; the client: a truncated body). It ends as a finished response.
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
             if stopping is None or not stopping.now:
                 raise
