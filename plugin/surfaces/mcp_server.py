@@ -440,7 +440,10 @@ class Signals:
 
     def __enter__(self) -> "Signals":
         import signal
+        import threading
 
+        if threading.current_thread() is not threading.main_thread():  # only the main thread may set them
+            return self
         for signum in (signal.SIGTERM, signal.SIGINT):
             self._previous[signum] = signal.signal(signum, self._caught)
         return self
@@ -482,6 +485,7 @@ async def _serve_stdio(server: MCPServer, lazy: LazySearcher, signals: Signals) 
         await asyncio.wait((serving, signalled), return_when=asyncio.FIRST_COMPLETED)
     finally:
         signals.action = None  # a signal from here on (the SDK's client after 2 s) leaves the close to finish
+        serving.cancel()  # calls in flight stop before their searcher closes (done already after a client left)
         await lazy.close()
     if serving.done():
         serving.result()
