@@ -339,7 +339,9 @@ async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_s
 
     import aiohttp
 
-    env = server_env({}, METASEARCH_SHUTDOWN_WAIT_MS="1000")
+    # A long wait: the stream must end of itself, well before it, however loaded the machine (were it cut
+    # off at the end of the wait instead, the warning that says so would fail the test).
+    env = server_env({}, METASEARCH_SHUTDOWN_WAIT_MS="20000")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
