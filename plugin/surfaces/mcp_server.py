@@ -11,14 +11,17 @@ tool schemas.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from plugin.errors import INVALID_PARAMETER, SearchError, missing_arguments, unknown_arguments
+from plugin.infra.logs import get_logger
 from plugin.models import FetchResponse, SearchResponse, VerifyResponse
 from plugin.surfaces.schemas import (FETCH_TOOL_DESCRIPTION, FETCH_TOOL_NAME, TOOL_DESCRIPTION, TOOL_NAME,
                                      VERIFY_TOOL_DESCRIPTION, VERIFY_TOOL_NAME, fetch_input_schema, input_schema,
@@ -28,6 +31,13 @@ from plugin.version import VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     from plugin.pipeline.searcher import Searcher
+
+log = get_logger("metasearch.mcp")
+
+# `mcp --http`'s answer (HTTP 503) to a request still running when the shutdown wait ran out.
+SHUTTING_DOWN = "shutting_down"
+# A bug of ours, as the CLI names it (exit status 4).
+INTERNAL_ERROR = "internal_error"
 
 
 class CooldownState(BaseModel):
@@ -250,21 +260,58 @@ class StrictTool(Tool):
         if problem is not None:
             result = _error(problem.code, problem.message, **problem.details)
             return self.fn_metadata.convert_result(result) if convert_result else result
-        return await super().run(arguments, context, convert_result)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except UnexpectedToolError as exc:  # the SDK's wrapper of anything our tool raised that we did not
+            result = _internal_error(self.name, exc.__cause__ or exc)
+            return self.fn_metadata.convert_result(result) if convert_result else result
+
+
+def _internal_error(tool: str, exc: BaseException) -> CallToolResult:
+    """A bug of ours as the CLI says it (internal_error, the exception's type and words, keys redacted),
+    instead of the SDK's bare "Error executing tool" with no code and its traceback in the log."""
+    from plugin.infra.logs import RedactSecrets
+    from plugin.infra.secrets import redact
+
+    message = redact(f"{type(exc).__name__}: {exc}", RedactSecrets().values())
+    log.warning("%s: internal error (%s)", tool, message)
+    log.debug("%s: internal error", tool, exc_info=exc)  # METASEARCH_LOG=debug shows the traceback
+    return _error(INTERNAL_ERROR, message)
+
+
+class LazySearcher:
+    """The server's searcher, built at the first tool call (a client's spawn -> `tools/list` waits only for
+    the SDK), and closed once when the server ends (`close`): its engine runs still out recorded, its
+    sessions, page reader and any Chromium it started closed, the state store's queued writes committed.
+    A searcher handed in is the caller's: it is used, not closed."""
+
+    def __init__(self, settings: Settings | None = None, searcher: "Searcher | None" = None):
+        self.settings = settings
+        self.searcher = searcher
+        self.owned = searcher is None
+
+    def get(self) -> "Searcher":
+        if self.searcher is None:  # the first tool call: import and build the pipeline now
+            from plugin.pipeline.searcher import Searcher
+
+            self.searcher = Searcher(self.settings or Settings())
+        return self.searcher
+
+    async def close(self) -> None:
+        searcher, self.searcher = self.searcher, None
+        if searcher is not None and self.owned:
+            log.debug("closing the searcher")
+            await searcher.close()
+            log.debug("closed the searcher")
 
 
 def build_server(settings: Settings | None = None, searcher: "Searcher | None" = None,
-                 settings_error: SearchError | None = None) -> MCPServer:
+                 settings_error: SearchError | None = None, *, lazy: LazySearcher | None = None) -> MCPServer:
     """The MCP server. With `settings_error` (the settings could not be loaded) every call answers with
-    that error, so the client shows the reason instead of a server that vanished."""
-    made: list[Searcher] = [searcher] if searcher is not None else []
-
-    def the_searcher() -> "Searcher":
-        if not made:  # the first tool call: import and build the pipeline now
-            from plugin.pipeline.searcher import Searcher
-
-            made.append(Searcher(settings or Settings()))
-        return made[0]
+    that error, so the client shows the reason instead of a server that vanished. `lazy`: where its
+    searcher is built and later closed (`serve` closes it when the server ends)."""
+    held = lazy if lazy is not None else LazySearcher(settings, searcher)
+    the_searcher = held.get
 
     # Parameters take any value so that bad input reaches our own checks and comes back with our
     # error codes; the advertised input schema is the strict one from plugin.schemas.
@@ -324,25 +371,29 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
         return await asyncio.to_thread(verify_result, response, the_searcher().settings.mcp_max_tokens)
 
     search_tool = StrictTool.from_function(
-        web_search, name=TOOL_NAME, description=TOOL_DESCRIPTION,
+        web_search, name=TOOL_NAME, description=TOOL_DESCRIPTION, title="Web search",
         annotations=ToolAnnotations(title="Web search", read_only_hint=True, open_world_hint=True),
     )
     search_tool = search_tool.model_copy(update={"parameters": input_schema()})
     fetch_tool = StrictTool.from_function(
-        web_fetch, name=FETCH_TOOL_NAME, description=FETCH_TOOL_DESCRIPTION,
+        web_fetch, name=FETCH_TOOL_NAME, description=FETCH_TOOL_DESCRIPTION, title="Read a web page",
         annotations=ToolAnnotations(title="Read a web page", read_only_hint=True, open_world_hint=True),
     )
     fetch_tool = fetch_tool.model_copy(update={"parameters": fetch_input_schema()})
     verify_tool = StrictTool.from_function(
         web_verify, name=VERIFY_TOOL_NAME, description=VERIFY_TOOL_DESCRIPTION,
+        title="Check a quote against a web page",
         annotations=ToolAnnotations(title="Check a quote against a web page", read_only_hint=True,
                                     open_world_hint=True),
     )
     verify_tool = verify_tool.model_copy(update={"parameters": verify_input_schema()})
+    # It reads this machine's settings and state, nothing on the web: not open-world (the MCP default).
     engines_tool = StrictTool.from_function(
-        search_engines, name="search_engines",
-        annotations=ToolAnnotations(title="Search engines", read_only_hint=True),
+        search_engines, name="search_engines", title="Search engines",
+        annotations=ToolAnnotations(title="Search engines", read_only_hint=True, open_world_hint=False),
     )
+    engines_tool = engines_tool.model_copy(update={"parameters": {"type": "object", "properties": {},
+                                                                  "additionalProperties": False}})
     return MCPServer(
         name="metasearch",
         version=VERSION,
@@ -357,27 +408,164 @@ def build_server(settings: Settings | None = None, searcher: "Searcher | None" =
 
 def serve(settings: Settings | None, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           settings_error: SearchError | None = None) -> None:
+    """Serve until the client goes (stdio: it closes stdin) or SIGTERM / SIGINT, then close the searcher
+    (LazySearcher.close) and return: the process exits 0."""
     import logging
 
     from plugin.infra.logs import configure
 
     configure(settings.log_level() if settings is not None else logging.WARNING)
-    server = build_server(settings, settings_error=settings_error)
-    if http:
-        import uvicorn
+    lazy = LazySearcher(settings)
+    server = build_server(settings, settings_error=settings_error, lazy=lazy)
+    with Signals() as signals:
+        if http:
+            from plugin.surfaces.service import listen
 
-        from plugin.surfaces.service import listen
+            # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
+            sock = listen(host, port, path="/mcp")
+            asyncio.run(_closing(_serve_http(server, settings, host, sock, signals), lazy))
+        else:
+            asyncio.run(_serve_stdio(server, lazy, signals))
 
-        # Bound here, as `serve` binds, so the line saying where names the port `--port 0` got.
-        sock = listen(host, port, path="/mcp")
-        chosen = settings or Settings.model_construct()
-        # On SIGTERM uvicorn waits for requests in flight without end unless told: as long as `serve` does.
-        uvicorn.Server(uvicorn.Config(http_app(server, settings, host), log_level="warning",
-                                      timeout_graceful_shutdown=chosen.shutdown_wait_ms / 1000,
-                                      http=head_timeout_protocol(chosen.header_timeout_ms / 1000)),
-                       ).run(sockets=[sock])
-    else:
-        server.run("stdio")
+
+class Signals:
+    """SIGTERM and SIGINT for the server's whole life, from before it listens until its searcher is closed:
+    each calls `action` (the stop of whatever serves at the time), or does nothing while there is none
+    (the close under way: the SDK's stdio client sends SIGTERM 2 s after closing stdin, and the default
+    action would kill the process in the middle of committing the store)."""
+
+    def __init__(self):
+        self.action: Any = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "Signals":
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():  # only the main thread may set them
+            return self
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._previous[signum] = signal.signal(signum, self._caught)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _caught(self, signum: int, frame: Any) -> None:
+        if self.action is not None:
+            self.action(signum)
+
+
+async def _closing(serving, lazy: LazySearcher) -> None:
+    """Run `serving`, then close the searcher whatever ended it."""
+    try:
+        await serving
+    finally:
+        await lazy.close()
+
+
+async def _serve_stdio(server: MCPServer, lazy: LazySearcher, signals: Signals) -> None:
+    """Serve over stdio until the client closes stdin, then close the searcher. SIGTERM or SIGINT (a
+    supervisor, Ctrl-C in a terminal, a client that does not close stdin first) closes it too, then ends
+    the process at once with status 0: the SDK reads stdin on a worker thread that nothing interrupts, and
+    asyncio.run would wait for that read at its end, that is until the client writes or goes."""
+    loop = asyncio.get_running_loop()
+    serving = asyncio.ensure_future(server.run_stdio_async())
+    signalled: asyncio.Future[int] = loop.create_future()
+
+    def caught(signum: int) -> None:
+        if not signalled.done():
+            signalled.set_result(signum)
+
+    signals.action = lambda signum: loop.call_soon_threadsafe(caught, signum)
+    try:
+        await asyncio.wait((serving, signalled), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signals.action = None  # a signal from here on (the SDK's client after 2 s) leaves the close to finish
+        serving.cancel()  # calls in flight stop before their searcher closes (done already after a client left)
+        await lazy.close()
+    if serving.done():
+        serving.result()
+        return
+    import logging
+    import os
+
+    logging.shutdown()
+    os._exit(0)
+
+
+async def _serve_http(server: MCPServer, settings: Settings | None, host: str, sock, signals: Signals) -> None:
+    import uvicorn
+
+    chosen = settings or Settings.model_construct()
+    stopping = Stopping(chosen.shutdown_wait_ms)
+    # On SIGTERM uvicorn waits for requests in flight without end unless told: as long as `serve` does.
+    config = uvicorn.Config(http_app(server, settings, host, stopping), log_level="warning",
+                            timeout_graceful_shutdown=chosen.shutdown_wait_ms / 1000,
+                            http=head_timeout_protocol(chosen.header_timeout_ms / 1000))
+    http_server = _stopping_server_class()(config, stopping)
+    # uvicorn's own flag, set as its own handler sets it (a signal before it started is not lost: it stops
+    # at once).
+    signals.action = lambda signum: http_server.handle_exit(signum, None)
+    try:
+        await http_server.serve(sockets=[sock])
+    finally:
+        signals.action = None
+
+
+class Stopping:
+    """Whether `mcp --http` is shutting down (a signal came), read by the application: a request cancelled
+    then was cut off by `shutdown_wait_ms`, not by its client."""
+
+    def __init__(self, wait_ms: int):
+        self.wait_ms = wait_ms
+        self.now = False
+
+
+_UVICORN_CANCEL_LINE = "Cancel %s running task(s), timeout graceful shutdown exceeded"
+
+
+class _NotUvicornsCancelLine:
+    """Drops uvicorn's ERROR line about the requests it cancels at the shutdown deadline: each cancelled
+    request is said once, as a warning, by the application (http_app), in our words."""
+
+    def filter(self, record) -> bool:
+        return record.msg != _UVICORN_CANCEL_LINE
+
+
+def _stopping_server_class():
+    import uvicorn  # imported when `mcp --http` starts, not for stdio or build_server
+
+    class StoppingServer(uvicorn.Server):
+        """uvicorn's server, ending as `serve` does on SIGTERM or SIGINT (Signals calls `handle_exit`): stop
+        accepting, wait at most `shutdown_wait_ms` for the requests in flight, cancel the rest, and return,
+        so the searcher is closed and the process exits 0. uvicorn's own signal handling re-raises the
+        signal once it has shut down: exit status 143 or 130, and the default action killed the process
+        before any close of ours."""
+
+        def __init__(self, config, stopping: Stopping):
+            super().__init__(config)
+            self.stopping = stopping
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            import logging
+
+            quiet = _NotUvicornsCancelLine()
+            logging.getLogger("uvicorn.error").addFilter(quiet)
+            try:
+                yield
+            finally:
+                logging.getLogger("uvicorn.error").removeFilter(quiet)
+
+        def handle_exit(self, sig, frame) -> None:
+            self.stopping.now = True
+            super().handle_exit(sig, frame)
+
+    return StoppingServer
 
 
 def head_timeout_protocol(seconds: float):
@@ -417,12 +605,16 @@ def head_timeout_protocol(seconds: float):
     return HeadTimeoutH11
 
 
-def http_app(server: MCPServer, settings: Settings | None, host: str):
+def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: Stopping | None = None):
     """The streamable HTTP application behind `serve`'s Host, Origin and Sec-Fetch-Site checks
     (plugin.surfaces.service.refusal) instead of the SDK's own: the SDK turns DNS-rebinding protection on
     only when it listens on a loopback name, so `--host 0.0.0.0` or a LAN address answered any Host (a
     rebound page could call web_fetch and web_search), and `allowed_hosts` could not add a reverse
-    proxy's name."""
+    proxy's name.
+
+    A request still running when `stopping` has waited `shutdown_wait_ms` is cancelled by uvicorn: it is
+    ended here (a 503 with an error code when nothing was sent yet, else its stream closed) and said in
+    one warning, instead of uvicorn's traceback of the cancellation."""
     import json
 
     from mcp.server.transport_security import TransportSecuritySettings
@@ -433,19 +625,51 @@ def http_app(server: MCPServer, settings: Settings | None, host: str):
         host=host, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     guard = HostGuard(host, settings.allowed_hosts if settings is not None else ())
 
+    async def answer_json(send, status: int, data: dict) -> None:
+        body = json.dumps(data).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
     async def app(scope, receive, send) -> None:
-        if scope["type"] == "http":
-            headers: dict[str, str] = {}
-            for name, value in scope["headers"]:
-                headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
-            refused = refusal(guard, headers.get("host"), headers.get("origin"), headers.get("sec-fetch-site"))
-            if refused is not None:
-                body = json.dumps(refused[1]).encode()
-                await send({"type": "http.response.start", "status": refused[0],
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await inner(scope, receive, send)
+        if scope["type"] != "http":
+            await inner(scope, receive, send)
+            return
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+        refused = refusal(guard, headers.get("host"), headers.get("origin"), headers.get("sec-fetch-site"))
+        if refused is not None:
+            await answer_json(send, refused[0], refused[1])
+            return
+        sent = {"started": False, "complete": False}
+
+        async def tracked_send(message) -> None:
+            if message["type"] == "http.response.start":
+                sent["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                sent["complete"] = True
+            await send(message)
+
+        try:
+            await inner(scope, receive, tracked_send)
+            if stopping is not None and stopping.now and sent["started"] and not sent["complete"]:
+                # A client's GET stream for notifications (2025-06-18 protocol): the SDK ends its handler at
+                # shutdown without ending the response (uvicorn: "ERROR: ASGI callable returned without
+                # completing response"; the client: a truncated body). It ends as a finished response.
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if stopping is None or not stopping.now:
+                raise
+            log.warning("stopping: a %s %s request still running after shutdown_wait_ms (%d ms) was cancelled",
+                        scope.get("method", "?"), scope.get("path", "?"), stopping.wait_ms)
+            if not sent["started"]:
+                await answer_json(send, 503, {"error": {
+                    "code": SHUTTING_DOWN, "message": "the server is stopping; this request was still running "
+                                                      f"after shutdown_wait_ms ({stopping.wait_ms} ms) and was "
+                                                      "cancelled"}})
+            elif not sent["complete"]:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return app
