@@ -246,3 +246,18 @@ def test_a_misspelt_option_is_told_the_closest_of_its_command(capsys):
     assert "--jsn (did you mean --json?)" in json.loads(capsys.readouterr().out)["error"]["message"]
     assert main(["search", "rust", "--max-char", "3", "--json"]) == 2  # a fetch option: no hint from search's
     assert "did you mean" not in json.loads(capsys.readouterr().out)["error"]["message"]
+
+
+@pytest.mark.parametrize("args", [["fetch", "http://127.0.0.2:9/", "--json"], ["verify", "http://127.0.0.2:9/", "a quote"],
+                                  ["engines", "--json"], ["cooldowns"]])
+def test_a_misspelt_variable_is_said_by_every_command_not_only_search(args, tmp_path):
+    """A newcomer who types METASEARCH_ALLOW_PRIVATE_HOST (no S) to read a loopback page gets
+    `private_address` back: the command must say that the variable it was given is no setting, as
+    `search` (in its warnings) and `config` do, or the refusal reads as if the setting did not work."""
+    env = {"METASEARCH_ALLOW_PRIVATE_HOST": "127.0.0.1/32", "METASEARCH_STATE_DIR": str(tmp_path)}
+    result = run_cli(*args, env=env)
+    assert "Traceback" not in result.stderr
+    assert ("metasearch: warning: METASEARCH_ALLOW_PRIVATE_HOST is no setting and is ignored; did you mean "
+            "METASEARCH_ALLOW_PRIVATE_HOSTS?") in result.stderr, result.stderr
+    if "--json" in args:
+        json.loads(result.stdout)  # stdout stays the JSON alone

@@ -243,10 +243,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _emit_error("internal_error", f"{type(exc).__name__}: {exc}", as_json)
 
 
-def load_settings(args: argparse.Namespace, **overrides: Any):
+def load_settings(args: argparse.Namespace, *, say_warnings: bool = True, **overrides: Any):
+    """The settings, with a misspelt METASEARCH_* variable said on stderr: a command whose output has no
+    warnings of its own (fetch, verify, engines, cooldowns, serve, mcp) would otherwise ignore it silently.
+    `search` passes say_warnings=False: its response's warnings carry them, in the table and the JSON."""
     from plugin.settings import Settings
 
-    return Settings.load(getattr(args, "config", None), **overrides)
+    settings = Settings.load(getattr(args, "config", None), **overrides)
+    if say_warnings:
+        for warning in settings.warnings:
+            print(f"metasearch: warning: {warning}", file=sys.stderr)
+    return settings
 
 
 def _int_flag(name: str, value: str | None, low: int, high: int) -> int | None:
@@ -279,7 +286,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     timeout_ms = _int_flag("--timeout-ms", args.timeout_ms, 50, 120000)
     endpoints = parse_endpoints(args.endpoint)  # checked like METASEARCH_ENDPOINTS, before anything runs
-    settings = load_settings(args, timeout_ms=timeout_ms)
+    settings = load_settings(args, say_warnings=False, timeout_ms=timeout_ms)
     _configure_logging(settings, args.verbose)
     if endpoints:
         settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
@@ -463,13 +470,11 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
     from plugin.infra.state import describe_state
 
-    settings = load_settings(args)
+    settings = load_settings(args)  # says a misspelt METASEARCH_* variable on stderr
     data = masked_settings(settings)
     data["state_store"] = describe_state(settings)  # which store, and how full its cache is
     # JSON either way; --json is accepted as on the other commands that print data (schema too).
     data["warnings"] = settings.warnings  # a misspelt METASEARCH_* variable, with the closest setting
-    for warning in settings.warnings:
-        print(f"metasearch: warning: {warning}", file=sys.stderr)
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     return 0
 
