@@ -14,6 +14,7 @@ from plugin.pipeline.sanitize import clean_document, clean_text
 
 WARNING_CHARS = 300  # a response warning, as shown in text (the JSON has it whole)
 DETAIL_CHARS = 120  # a failing engine's detail in the model's text
+TABLE_DETAIL_CHARS = 80  # an engine's detail in the terminal table (--verbose: whole)
 
 
 def render_table(response: SearchResponse, verbose: bool = False, named: Sequence[str] = ()) -> str:
@@ -59,6 +60,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         lines.append("no results")
     lines.append("")
     lines.append(f"{'engine':<16} {'tier':<9} {'status':<12} {'ms':>6} {'rows':>5} {'kept':>5}  detail")
+    cut = False
     for report in response.engines:
         if report.status == "disabled" and not verbose and report.name not in named:
             continue
@@ -66,8 +68,8 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         detail = report.detail if verbose or report.status != "ok" else ""
         if report.status == "disabled":
             detail = detail[:200]  # the reason names the variable to set: never cut it
-        elif not verbose:
-            detail = detail[:80]
+        elif not verbose and len(detail) > TABLE_DETAIL_CHARS:
+            detail, cut = _cut_at_word(detail, TABLE_DETAIL_CHARS), True
         if report.cached:
             detail = "from the answer cache" + (f"; {detail}" if detail else "")
         lines.append(f"{report.name:<16} {report.tier:<9} {report.status:<12} {ms:>6} {report.rows:>5} "
@@ -75,7 +77,17 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
     if any(report.cached for report in response.engines):
         lines.append("(answers from the cache were given by the engine within the cache lifetime; "
                      "--no-cache asks again)")
+    if cut:
+        lines.append("(details cut to fit: --verbose or --json shows them whole)")
     return "\n".join(lines)
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a space, ending in `…`: a cut that ends mid-word reads as
+    whole (`host: html.duckduc`)."""
+    head = text[:limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip() + " …"
 
 
 FRAME_TAG = "untrusted_search_results"

@@ -1,0 +1,33 @@
+"""What a person at a terminal and a model in a harness read: the CLI's table and the model's text, as a
+newcomer meets them (an offline machine, engines failing alike, a detail longer than its column)."""
+
+from __future__ import annotations
+
+from plugin.models import EngineReport, SearchResponse
+from plugin.surfaces.render import render_for_model, render_table
+
+OFFLINE = "network unreachable (connection failed: (6) Could not resolve host: {host} (Domain name not found))"
+HOSTS = {"duckduckgo-html": "html.duckduckgo.com", "bing": "www.bing.com", "brave": "search.brave.com",
+         "mojeek": "www.mojeek.com"}
+
+
+def offline_response() -> SearchResponse:
+    return SearchResponse(query="rust async", results=[], partial=True, elapsed_ms=40, warnings=[
+        "network unreachable: every engine tried failed to connect (DNS or connection error); this machine looks "
+        "offline, so no engine was benched for it"], engines=[
+        EngineReport(name=name, tier="primary", status="error", latency_ms=5, detail=OFFLINE.format(host=host))
+        for name, host in HOSTS.items()])
+
+
+def test_a_detail_cut_to_fit_the_table_says_it_was_cut_and_where_to_read_it_whole():
+    """The table cut `… Could not resolve host: html.duckduc` mid-name with nothing to show it: a reader took
+    the host for the one asked. A cut detail ends in `…`, and a line under the table says how to see it."""
+    table = render_table(offline_response())
+    line = next(line for line in table.splitlines() if line.startswith("duckduckgo-html "))
+    assert line.endswith("…") and "html.duckduc" not in line.replace("html.duckduckgo.com", "")
+    assert "--verbose" in table.splitlines()[-1] and "whole" in table.splitlines()[-1]
+    verbose = render_table(offline_response(), verbose=True)
+    assert OFFLINE.format(host="html.duckduckgo.com") in verbose and "…" not in verbose
+    short = offline_response().model_copy(update={"engines": [
+        EngineReport(name="bing", tier="primary", status="timeout", detail="no complete answer within 15000 ms")]})
+    assert "…" not in render_table(short) and "--verbose" not in render_table(short)
