@@ -31,3 +31,26 @@ def test_a_detail_cut_to_fit_the_table_says_it_was_cut_and_where_to_read_it_whol
     short = offline_response().model_copy(update={"engines": [
         EngineReport(name="bing", tier="primary", status="timeout", detail="no complete answer within 15000 ms")]})
     assert "…" not in render_table(short) and "--verbose" not in render_table(short)
+
+
+def test_engines_failing_alike_are_named_together_in_the_model_s_text():
+    """Offline, the model's text gave every engine its own clause, `bing (error: network unreachable
+    (connection failed: (6) Could not resolve host: www.bing.com (Domain name not found)))`, twelve times
+    over (about 1,400 characters that say one thing, which the warning says too). Engines whose detail
+    says the same thing before its parenthesis are named together under it; an engine failing its own way
+    keeps its whole detail."""
+    response = offline_response()
+    text = render_for_model(response)
+    assert ("engines answered: none; not answered: duckduckgo-html, bing, brave, mojeek (error: network "
+            "unreachable)") in text
+    assert "Could not resolve host" not in text
+    alone = response.model_copy(update={"engines": [
+        response.engines[0], EngineReport(name="tavily", tier="primary", status="error",
+                                          detail="HTTP 432 (plan limit reached)"),
+        EngineReport(name="yahoo", tier="fallback", status="timeout"),
+        EngineReport(name="startpage", tier="fallback", status="timeout"),
+        EngineReport(name="exa", tier="primary", status="ok", rows=3, kept=3)]})
+    text = render_for_model(alone)
+    assert "engines answered: exa; not answered: " in text
+    assert f"duckduckgo-html (error: {OFFLINE.format(host='html.duckduckgo.com')})" in text
+    assert "tavily (error: HTTP 432 (plan limit reached))" in text and "yahoo, startpage (timeout)" in text

@@ -141,18 +141,23 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
 
 def _not_answered(response: SearchResponse) -> str:
     """`; not answered: bing, brave (timeout); tavily (error: HTTP 400 …)`: a failing engine's detail says
-    why (network unreachable, HTTP 429, cooling down 30s), briefly; engines that failed alike without a
-    detail are named together, so many timed-out engines cost a name each, not a clause each."""
-    groups: dict[str, list[str]] = {}
-    with_detail: list[str] = []
-    for e in response.engines:
-        if e.status in ("ok", "disabled", "skipped", "empty", "irrelevant"):
-            continue
-        if e.detail:
-            with_detail.append(f"{e.name} ({e.status}: {model_text(e.detail, DETAIL_CHARS)})")
+    why (network unreachable, HTTP 429, cooling down 30s), briefly. Engines that failed alike are named
+    together, so many timed-out engines cost a name each, not a clause each: alike is the same status and
+    the same detail up to its parenthesis (offline, every engine says `network unreachable (… host …)`,
+    its own host inside); an engine failing its own way keeps its whole detail."""
+    failing = [e for e in response.engines if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
+    groups: dict[tuple[str, str], list] = {}
+    for e in failing:
+        groups.setdefault((e.status, e.detail.split(" (", 1)[0].strip()), []).append(e)
+    parts = []
+    for (status, head), alike in groups.items():
+        names = ", ".join(e.name for e in alike)
+        if not head:
+            parts.append(f"{names} ({status})")
+        elif len(alike) > 1:
+            parts.append(f"{names} ({status}: {model_text(head, DETAIL_CHARS)})")
         else:
-            groups.setdefault(e.status, []).append(e.name)
-    parts = [f"{', '.join(names)} ({status})" for status, names in groups.items()] + with_detail
+            parts.append(f"{names} ({status}: {model_text(alike[0].detail, DETAIL_CHARS)})")
     return f"; not answered: {'; '.join(parts)}" if parts else ""
 
 
