@@ -261,3 +261,11 @@ def test_a_misspelt_variable_is_said_by_every_command_not_only_search(args, tmp_
             "METASEARCH_ALLOW_PRIVATE_HOSTS?") in result.stderr, result.stderr
     if "--json" in args:
         json.loads(result.stdout)  # stdout stays the JSON alone
+
+
+@pytest.mark.parametrize(("flags", "said"), [(["--port", "9"], "--port only applies with --http"),
+                                             (["--host", "::1"], "--host only applies with --http"),
+                                             (["--port", "9", "--host", "::1"], "--port and --host only apply with --http")])
+def test_mcp_flags_that_need_http_say_so_in_plain_english(flags, said, capsys):
+    assert main(["mcp", *flags]) == 2
+    assert f"metasearch: error [invalid_parameter]: {said} (streamable HTTP)" in capsys.readouterr().err

@@ -509,8 +509,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     if not args.http:  # stdio listens on nothing: a port or host would be silently ignored
         given = [flag for flag, value in (("--port", args.port), ("--host", args.host)) if value is not None]
         if given:
-            raise UsageError("invalid_parameter", f"{' and '.join(given)} only apply with --http (streamable HTTP); "
-                                                  f"add --http, or leave {' and '.join(given)} out for stdio")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise UsageError("invalid_parameter", f"{' and '.join(given)} only {verb} with --http (streamable "
+                                                  f"HTTP); add --http, or leave {' and '.join(given)} out for stdio")
     args.host = "127.0.0.1" if args.host is None else args.host
     args.port = 8765 if args.port is None else args.port
     if args.http:
