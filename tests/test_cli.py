@@ -269,3 +269,12 @@ def test_a_misspelt_variable_is_said_by_every_command_not_only_search(args, tmp_
 def test_mcp_flags_that_need_http_say_so_in_plain_english(flags, said, capsys):
     assert main(["mcp", *flags]) == 2
     assert f"metasearch: error [invalid_parameter]: {said} (streamable HTTP)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "hint"), [(["searhc", "rust"], "did you mean search?"),
+                                            (["fecth", "http://example.org/"], "did you mean fetch?"),
+                                            (["schema", "--tool", "web_serch"], "did you mean web_search?")])
+def test_a_misspelt_command_or_choice_is_told_the_closest(args, hint, capsys):
+    assert main([*args, "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter" and hint in error["message"], error

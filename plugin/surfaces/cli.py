@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any, NoReturn, Sequence
 
@@ -38,6 +39,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments:"):
             message += self._closest_options(message.split(":", 1)[1].split())
+        elif (choice := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)) is not None:
+            import difflib  # `searhc`: did you mean search?
+
+            close = difflib.get_close_matches(choice[1], re.findall(r"'(.*?)'", choice[2]), n=1, cutoff=0.6)
+            message += f"; did you mean {close[0]}?" if close else ""
         raise UsageError("invalid_parameter", message)
 
     argv: Sequence[str] = ()  # the command line being parsed, to tell which subcommand a mistake is in
