@@ -200,6 +200,7 @@ def _wants_json(argv: Sequence[str]) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
+    parser = None
     try:
         parser = build_parser()
         parser.argv = argv
@@ -241,12 +242,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         from plugin.errors import SearchError
 
         if isinstance(exc, SearchError):
-            emitted = _emit_error(exc.code, exc.message, as_json, exc.details)
+            message = _in_flag_terms(exc.message, exc.details.get("parameter"), parser, argv)
+            emitted = _emit_error(exc.code, message, as_json, exc.details)
             return EXIT_PAGE_UNAVAILABLE if getattr(exc, "bad_input", True) is False else emitted
         from plugin.infra.logs import get_logger
 
         get_logger("metasearch.cli").debug("internal error", exc_info=True)  # METASEARCH_LOG=debug shows it
         return _emit_error("internal_error", f"{type(exc).__name__}: {exc}", as_json)
+
+
+def _in_flag_terms(message: str, parameter: object, parser: argparse.ArgumentParser | None,
+                   argv: Sequence[str]) -> str:
+    """`time_range must be …` as the command line says it, `--time-range must be …`: the pipeline names its
+    Python argument, the user typed the flag. Only a message that starts with the name of an option of the
+    command used changes; the JSON's `parameter` keeps the argument's name."""
+    if parser is None or not isinstance(parameter, str) or not message.startswith(parameter + " "):
+        return message
+    commands = {name: sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                for name, sub in action.choices.items()}
+    used = next((commands[word] for word in argv if word in commands), None)
+    flags = [option for action in (used._actions if used else ()) if action.dest == parameter
+             for option in action.option_strings if option.startswith("--")]
+    return flags[0] + message[len(parameter):] if flags else message
 
 
 def load_settings(args: argparse.Namespace, *, say_warnings: bool = True, **overrides: Any):
@@ -509,9 +526,6 @@ def port_in_use_message(host: str, port: int, exc: OSError) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from plugin.errors import SearchError
-    from plugin.surfaces.mcp_server import serve
-
     if not args.http:  # stdio listens on nothing: a port or host would be silently ignored
         given = [flag for flag, value in (("--port", args.port), ("--host", args.host)) if value is not None]
         if given:
@@ -522,6 +536,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     args.port = 8765 if args.port is None else args.port
     if args.http:
         check_port_free(args.host, args.port)
+    from plugin.errors import SearchError
+    from plugin.surfaces.mcp_server import serve
+
     try:
         settings, problem = load_settings(args), None
     except SearchError as exc:
