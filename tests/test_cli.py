@@ -289,6 +289,7 @@ def test_a_misspelt_command_or_choice_is_told_the_closest(args, hint, capsys):
     (["search", "rust", "--limit", "ten"], "limit", "--limit must be an integer"),
     (["fetch", "http://127.0.0.2/", "--max-chars", "-1"], "max_chars", "--max-chars must be at least 1"),
     (["fetch", "http://127.0.0.2/", "--format", "html"], "format", "--format must be markdown or text"),
+    (["search", "rust", "--allow-domain", "a b"], "allowed_domains", "--allow-domain must hold domains"),
 ])
 def test_a_refused_flag_value_is_told_by_the_flag_the_user_typed(args, parameter, said, capsys):
     """The command line says `--time-range must be …`, as `--timeout-ms must be …` always did, not the

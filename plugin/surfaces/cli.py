@@ -261,7 +261,8 @@ def _in_flag_terms(message: str, parameter: object, parser: argparse.ArgumentPar
     commands = {name: sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
                 for name, sub in action.choices.items()}
     used = next((commands[word] for word in argv if word in commands), None)
-    flags = [option for action in (used._actions if used else ()) if action.dest == parameter
+    dest = {"allowed_domains": "allow_domain", "blocked_domains": "block_domain"}.get(parameter, parameter)
+    flags = [option for action in (used._actions if used else ()) if action.dest == dest
              for option in action.option_strings if option.startswith("--")]
     return flags[0] + message[len(parameter):] if flags else message
 
