@@ -54,3 +54,22 @@ def test_engines_failing_alike_are_named_together_in_the_model_s_text():
     assert "engines answered: exa; not answered: " in text
     assert f"duckduckgo-html (error: {OFFLINE.format(host='html.duckduckgo.com')})" in text
     assert "tavily (error: HTTP 432 (plan limit reached))" in text and "yahoo, startpage (timeout)" in text
+
+
+def test_a_read_error_cut_to_fit_says_it_was_cut():
+    """`page not read: http_error: … no copy of https://py` ended mid-address with nothing to show it."""
+    from plugin.models import ReadFailure, ResultRow
+
+    message = ("pydantic.dev: a replay reads nothing from the network, and the recordings hold no copy of "
+               "https://pydantic.dev/docs/ai/overview/")
+    row = ResultRow(title="Pydantic AI", url="https://pydantic.dev/docs/ai/overview/", snippet="", score=1.0,
+                    domain="pydantic.dev", engines=["exa"], read_error=ReadFailure(code="http_error", message=message))
+    response = SearchResponse(query="pydantic ai", results=[row], partial=False, elapsed_ms=5,
+                              engines=[EngineReport(name="exa", tier="primary", status="ok", rows=1, kept=1)])
+    table = render_table(response)
+    line = next(line for line in table.splitlines() if "page not read" in line)
+    assert line.endswith(" …") and "https://py" not in line and "--verbose" in table.splitlines()[-1]
+    assert message in render_table(response, verbose=True)
+    short = row.model_copy(update={"read_error": ReadFailure(code="timeout", message="no answer within 1500 ms")})
+    assert render_table(response.model_copy(update={"results": [short]})).count(
+        "page not read: timeout: no answer within 1500 ms\n") == 1

@@ -28,6 +28,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         lines.append("recognised: " + ", ".join(response.recognised))
     lines.extend(f"warning: {clean_text(w, WARNING_CHARS)}" for w in response.warnings)
     lines.append("")
+    cut = False  # a detail or read error cut to fit: said under the table
     for number, row in enumerate(response.results, start=1):
         date = f"  [{row.date.isoformat()}]" if row.date else ""
         lines.append(f"{number:>2}. {row.title}{date}")
@@ -44,7 +45,10 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
                                                                   ("freshness", row.explain.freshness)) if value]
             lines.append("    votes: " + "; ".join(parts) + ("  boosts: " + ", ".join(boosts) if boosts else ""))
         if row.read_error is not None:
-            lines.append(f"    page not read: {row.read_error.code}: {row.read_error.message[:100]}")
+            message = row.read_error.message
+            if len(message) > 100 and not verbose:
+                message, cut = _cut_at_word(message, 100), True
+            lines.append(f"    page not read: {row.read_error.code}: {message}")
         elif row.passages is not None:
             lines.append(f"    {len(row.passages)} passages of the page:")
             for passage in row.passages[:3]:
@@ -60,7 +64,6 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         lines.append("no results")
     lines.append("")
     lines.append(f"{'engine':<16} {'tier':<9} {'status':<12} {'ms':>6} {'rows':>5} {'kept':>5}  detail")
-    cut = False
     for report in response.engines:
         if report.status == "disabled" and not verbose and report.name not in named:
             continue
