@@ -299,3 +299,13 @@ def test_a_refused_flag_value_is_told_by_the_flag_the_user_typed(args, parameter
     assert error["message"].startswith(said) and error["parameter"] == parameter, error
     assert main(args) == 2
     assert capsys.readouterr().err.startswith(f"metasearch: error [invalid_parameter]: {said}")
+
+
+def test_no_command_is_bad_input_with_the_help_on_stderr():
+    """`metasearch` alone exits 2 (bad input): the help goes to stderr with the error, so a harness reading
+    stdout for JSON gets nothing rather than a page of usage."""
+    result = run_cli()
+    assert result.returncode == 2 and result.stdout == ""
+    assert "usage: metasearch" in result.stderr and "a command is required" in result.stderr
+    result = run_cli("--json")
+    assert result.returncode == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_parameter"

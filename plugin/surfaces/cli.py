@@ -210,9 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(f"metasearch {VERSION}")
             return 0
-        if args.command is None:
-            build_parser().print_help()
-            return EXIT_BAD_INPUT
+        if args.command is None:  # bad input: the help goes with the error, on stderr (stdout stays empty)
+            if not as_json:
+                parser.print_help(sys.stderr)
+            raise UsageError("invalid_parameter", "a command is required: search, fetch, verify, engines, cooldowns, "
+                                                  "schema, config, mcp or serve (metasearch COMMAND --help)")
         if args.command == "search":
             return _cmd_search(args)
         if args.command == "cooldowns":
