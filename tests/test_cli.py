@@ -309,3 +309,33 @@ def test_no_command_is_bad_input_with_the_help_on_stderr():
     assert "usage: metasearch" in result.stderr and "a command is required" in result.stderr
     result = run_cli("--json")
     assert result.returncode == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_parameter"
+
+
+def test_help_shows_each_option_s_value_as_the_readme_s_synopsis_does():
+    """`search --help` said `--time-range TIME_RANGE`, `--safesearch SAFESEARCH`, `--format FORMAT`: the
+    values they take were in the README's synopsis only. Each option's placeholder in `--help` is now the
+    synopsis's (`--time-range day|week|month|year`); --host and --region show an example there, not a
+    placeholder."""
+    import argparse
+    import re
+
+    from plugin.surfaces.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    synopsis = readme[readme.index("## Command line"):readme.index("### Exit status")].split("```")[1]
+    documented: dict[tuple[str, str], str] = {}
+    command = ""
+    for line in synopsis.splitlines():
+        line = line.split("  #")[0]
+        if found := re.match(r"metasearch (\w+)", line):
+            command = found[1]
+        for flag, value in re.findall(r"(--[a-z-]+) ([^\s\]\[|.]+(?:\|[^\s\]\[]+)*)", line):
+            documented[(command, flag)] = value
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    shown = {(name, option): action.metavar or action.dest.upper() for name, parser in commands.choices.items()
+             for action in parser._actions if action.nargs != 0 for option in action.option_strings
+             if option.startswith("--") and option not in ("--help", "--host", "--region", "--config")}
+    assert {key: value for key, value in shown.items() if key in documented} == \
+        {key: documented[key] for key in shown if key in documented}
+    assert len([key for key in shown if key in documented]) >= 30
+    assert "[--time-range day|week|month|year]" in " ".join(commands.choices["search"].format_usage().split())

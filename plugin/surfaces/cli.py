@@ -90,28 +90,31 @@ def search_exit_status(response) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="metasearch", description="Multi-engine web metasearch for AI agents.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument("--config", help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
+    parser.add_argument("--config", metavar="FILE", help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     search = commands.add_parser("search", help="search the web")
     search.add_argument("query", nargs="*", help="what to search for")
-    search.add_argument("--limit", help="rows to return (1-20, default 8; out-of-range values are clamped)")
-    search.add_argument("--engines", help="comma-separated engine names (default: every enabled engine)")
+    search.add_argument("--limit", metavar="N",
+                        help="rows to return (1-20, default 8; out-of-range values are clamped)")
+    search.add_argument("--engines", metavar="a,b", help="comma-separated engine names (default: every enabled engine)")
     search.add_argument("--endpoint", action="append", metavar="NAME=URL",
                         help="send an engine's requests to this scheme://host:port instead (repeatable)")
-    search.add_argument("--timeout-ms", dest="timeout_ms", help="per-engine deadline in milliseconds")
+    search.add_argument("--timeout-ms", dest="timeout_ms", metavar="N", help="per-engine deadline in milliseconds")
     search.add_argument("--region", help="region/language, e.g. en-US or zh-CN")
-    search.add_argument("--time-range", dest="time_range", help="day, week, month or year")
-    search.add_argument("--site", help="only results from this domain")
+    search.add_argument("--time-range", dest="time_range", metavar="day|week|month|year",
+                        help="only recent results: day, week, month or year")
+    search.add_argument("--site", metavar="DOMAIN", help="only results from this domain")
     search.add_argument("--allow-domain", dest="allow_domain", action="append", metavar="DOMAIN",
                         help="only results from this domain or its subdomains (repeatable; not with --block-domain)")
     search.add_argument("--block-domain", dest="block_domain", action="append", metavar="DOMAIN",
                         help="no results from this domain or its subdomains (repeatable)")
-    search.add_argument("--category", help="web (default) or news")
-    search.add_argument("--page", help="1-based page of results; page N never repeats a URL of pages 1..N-1")
+    search.add_argument("--category", metavar="web|news", help="web (default) or news")
+    search.add_argument("--page", metavar="N",
+                        help="1-based page of results; page N never repeats a URL of pages 1..N-1")
     search.add_argument("--user-location", dest="user_location", metavar="COUNTRY",
                         help="ISO 3166-1 country such as DE: its region, unless --region is given")
-    search.add_argument("--safesearch", help="off, moderate or strict")
+    search.add_argument("--safesearch", metavar="off|moderate|strict", help="off, moderate or strict")
     search.add_argument("--replay", metavar="DIR",
                         help="answer from vcrpy cassettes in DIR or its subfolders (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
@@ -140,20 +143,23 @@ def build_parser() -> argparse.ArgumentParser:
         "schema", help="print a tool definition as JSON, ready to give a model: web_search (default), "
                        "web_fetch or web_verify, in OpenAI, Anthropic or MCP form")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai",
+                        metavar="openai|anthropic|mcp",
                         help="openai (default: a function tool), anthropic (input_schema) or mcp (with the "
                              "output schema)")
     schema.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     schema.add_argument("--tool", choices=("web_search", "web_fetch", "web_verify"), default="web_search",
+                        metavar="web_search|web_fetch|web_verify",
                         help="web_search (default), web_fetch or web_verify")
 
     fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
     fetch.add_argument("url", help="the http:// or https:// address to read")
     fetch.add_argument("--max-chars", dest="max_chars", metavar="N", help="characters to return (default 20000)")
     fetch.add_argument("--offset", metavar="N", help="where to start in the text (next_offset of the last call)")
-    fetch.add_argument("--format", default="markdown", help="markdown (default) or text")
+    fetch.add_argument("--format", default="markdown", metavar="markdown|text", help="markdown (default) or text")
     fetch.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
                        help="read even where robots.txt disallows it (a read a person asked for)")
-    fetch.add_argument("--query", help="return the passages that best answer this question, with their offsets")
+    fetch.add_argument("--query", metavar="Q",
+                       help="return the passages that best answer this question, with their offsets")
     fetch.add_argument("--passages", metavar="K", help="how many passages with --query (default: as many as fit in the "
                        "fetch_passage_chars setting, 1,200 characters)")
     fetch.add_argument("--max-tokens", dest="max_tokens", metavar="N",
@@ -166,8 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check that a quote occurs in a web page's text")
     verify.add_argument("url", help="the http:// or https:// address of the page")
     verify.add_argument("quote", help="the text to look for (whitespace, case, quote marks, hyphens aside)")
-    verify.add_argument("--format", default="markdown", help="the text the offsets refer to: markdown (default) "
-                                                             "or text")
+    verify.add_argument("--format", default="markdown", metavar="markdown|text",
+                        help="the text the offsets refer to: markdown (default) or text")
     verify.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
                         help="read even where robots.txt disallows it (a read a person asked for)")
     verify.add_argument("--json", action="store_true", help="print the VerifyResponse as JSON")
@@ -179,16 +185,19 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     mcp.add_argument("--host", help="address to listen on with --http (default 127.0.0.1; without --http an "
                                     "error: stdio listens on nothing)")
-    mcp.add_argument("--port", type=int, help="port to listen on with --http (default 8765; 0: any free one; "
+    mcp.add_argument("--port", type=int, metavar="N",
+                     help="port to listen on with --http (default 8765; 0: any free one; "
                                               "without --http an error)")
 
     serve = commands.add_parser("serve", help="serve GET /search, /fetch, /verify, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
-    serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
+    serve.add_argument("--port", type=int, default=8080, metavar="N",
+                       help="port to listen on (default 8080; 0: any free one)")
+    serve.add_argument("--workers", metavar="N",
+                       help="processes accepting on the port (default 1, or the workers setting)")
     for name, command in commands.choices.items():  # `--config` before or after the subcommand
         if name != "schema":  # the only command that reads no settings
-            command.add_argument("--config", default=argparse.SUPPRESS, help="TOML settings file (default "
+            command.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="TOML settings file (default "
                                  "$XDG_CONFIG_HOME/metasearch/config.toml); may come before the subcommand too")
     return parser
 
