@@ -90,7 +90,8 @@ def search_exit_status(response) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="metasearch", description="Multi-engine web metasearch for AI agents.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument("--config", metavar="FILE", help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     search = commands.add_parser("search", help="search the web")
@@ -197,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="processes accepting on the port (default 1, or the workers setting)")
     for name, command in commands.choices.items():  # `--config` before or after the subcommand
         if name != "schema":  # the only command that reads no settings
-            command.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="TOML settings file (default "
+            command.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+                                 help="TOML settings file (default "
                                  "$XDG_CONFIG_HOME/metasearch/config.toml); may come before the subcommand too")
     return parser
 
