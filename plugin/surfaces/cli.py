@@ -187,8 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--host", help="address to listen on with --http (default 127.0.0.1; without --http an "
                                     "error: stdio listens on nothing)")
     mcp.add_argument("--port", type=int, metavar="N",
-                     help="port to listen on with --http (default 8765; 0: any free one; "
-                                              "without --http an error)")
+                     help="port to listen on with --http (default 8765; 0: any free one; without --http an error)")
 
     serve = commands.add_parser("serve", help="serve GET /search, /fetch, /verify, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
