@@ -111,6 +111,15 @@ def cold_caches():
     memo.forget_all()
 
 
+# The MCP SDK's stdio client takes sys.stderr as its errlog default when first imported: imported first by a
+# test under capsys (tests/test_wording.py), it kept the capture, which has no file number, and every later
+# stdio client in that worker failed (io.UnsupportedOperation: fileno). Imported here, it keeps the real one.
+try:
+    import mcp.client.stdio  # noqa: E402, F401
+except ImportError:  # the mcp extra is not installed: the MCP tests skip
+    pass
+
+
 # ----- loopback stand-ins -----
 from standins import StandIn  # noqa: E402
 

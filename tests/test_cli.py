@@ -246,3 +246,96 @@ def test_a_misspelt_option_is_told_the_closest_of_its_command(capsys):
     assert "--jsn (did you mean --json?)" in json.loads(capsys.readouterr().out)["error"]["message"]
     assert main(["search", "rust", "--max-char", "3", "--json"]) == 2  # a fetch option: no hint from search's
     assert "did you mean" not in json.loads(capsys.readouterr().out)["error"]["message"]
+
+
+@pytest.mark.parametrize("args", [["fetch", "http://127.0.0.2:9/", "--json"], ["verify", "http://127.0.0.2:9/", "a quote"],
+                                  ["engines", "--json"], ["cooldowns"]])
+def test_a_misspelt_variable_is_said_by_every_command_not_only_search(args, tmp_path):
+    """A newcomer who types METASEARCH_ALLOW_PRIVATE_HOST (no S) to read a loopback page gets
+    `private_address` back: the command must say that the variable it was given is no setting, as
+    `search` (in its warnings) and `config` do, or the refusal reads as if the setting did not work."""
+    env = {"METASEARCH_ALLOW_PRIVATE_HOST": "127.0.0.1/32", "METASEARCH_STATE_DIR": str(tmp_path)}
+    result = run_cli(*args, env=env)
+    assert "Traceback" not in result.stderr
+    assert ("metasearch: warning: METASEARCH_ALLOW_PRIVATE_HOST is no setting and is ignored; did you mean "
+            "METASEARCH_ALLOW_PRIVATE_HOSTS?") in result.stderr, result.stderr
+    if "--json" in args:
+        json.loads(result.stdout)  # stdout stays the JSON alone
+
+
+@pytest.mark.parametrize(("flags", "said"), [(["--port", "9"], "--port only applies with --http"),
+                                             (["--host", "::1"], "--host only applies with --http"),
+                                             (["--port", "9", "--host", "::1"], "--port and --host only apply with --http")])
+def test_mcp_flags_that_need_http_say_so_in_plain_english(flags, said):
+    # In a process of its own: the MCP SDK binds sys.stderr when first imported, and capsys's stand-in for it
+    # has no file number for the stdio clients of later tests in this worker.
+    result = run_cli("mcp", *flags)
+    assert result.returncode == 2
+    assert f"metasearch: error [invalid_parameter]: {said} (streamable HTTP)" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "hint"), [(["searhc", "rust"], "did you mean search?"),
+                                            (["fecth", "http://example.org/"], "did you mean fetch?"),
+                                            (["schema", "--tool", "web_serch"], "did you mean web_search?")])
+def test_a_misspelt_command_or_choice_is_told_the_closest(args, hint, capsys):
+    assert main([*args, "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "invalid_parameter" and hint in error["message"], error
+
+
+@pytest.mark.parametrize(("args", "parameter", "said"), [
+    (["search", "rust", "--time-range", "fortnight"], "time_range", "--time-range must be one of day, week"),
+    (["search", "rust", "--max-tokens", "10"], "max_tokens", "--max-tokens must be an integer of at least 300"),
+    (["search", "rust", "--limit", "ten"], "limit", "--limit must be an integer"),
+    (["fetch", "http://127.0.0.2/", "--max-chars", "-1"], "max_chars", "--max-chars must be at least 1"),
+    (["fetch", "http://127.0.0.2/", "--format", "html"], "format", "--format must be markdown or text"),
+    (["search", "rust", "--allow-domain", "a b"], "allowed_domains", "--allow-domain must hold domains"),
+])
+def test_a_refused_flag_value_is_told_by_the_flag_the_user_typed(args, parameter, said, capsys):
+    """The command line says `--time-range must be …`, as `--timeout-ms must be …` always did, not the
+    Python argument's name `time_range`; the JSON's `parameter` keeps the argument's name for programs."""
+    assert main([*args, "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["message"].startswith(said) and error["parameter"] == parameter, error
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith(f"metasearch: error [invalid_parameter]: {said}")
+
+
+def test_no_command_is_bad_input_with_the_help_on_stderr():
+    """`metasearch` alone exits 2 (bad input): the help goes to stderr with the error, so a harness reading
+    stdout for JSON gets nothing rather than a page of usage."""
+    result = run_cli()
+    assert result.returncode == 2 and result.stdout == ""
+    assert "usage: metasearch" in result.stderr and "a command is required" in result.stderr
+    result = run_cli("--json")
+    assert result.returncode == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_parameter"
+
+
+def test_help_shows_each_option_s_value_as_the_readme_s_synopsis_does():
+    """`search --help` said `--time-range TIME_RANGE`, `--safesearch SAFESEARCH`, `--format FORMAT`: the
+    values they take were in the README's synopsis only. Each option's placeholder in `--help` is now the
+    synopsis's (`--time-range day|week|month|year`); --host and --region show an example there, not a
+    placeholder."""
+    import argparse
+    import re
+
+    from plugin.surfaces.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    synopsis = readme[readme.index("## Command line"):readme.index("### Exit status")].split("```")[1]
+    documented: dict[tuple[str, str], str] = {}
+    command = ""
+    for line in synopsis.splitlines():
+        line = line.split("  #")[0]
+        if found := re.match(r"metasearch (\w+)", line):
+            command = found[1]
+        for flag, value in re.findall(r"(--[a-z-]+) ([^\s\]\[|.]+(?:\|[^\s\]\[]+)*)", line):
+            documented[(command, flag)] = value
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    shown = {(name, option): action.metavar or action.dest.upper() for name, parser in commands.choices.items()
+             for action in parser._actions if action.nargs != 0 for option in action.option_strings
+             if option.startswith("--") and option not in ("--help", "--host", "--region", "--config")}
+    assert {key: value for key, value in shown.items() if key in documented} == \
+        {key: documented[key] for key in shown if key in documented}
+    assert len([key for key in shown if key in documented]) >= 30
+    assert "[--time-range day|week|month|year]" in " ".join(commands.choices["search"].format_usage().split())

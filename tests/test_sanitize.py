@@ -106,12 +106,14 @@ async def test_warnings_and_why_engines_failed_reach_the_text_outputs(tmp_path):
     async with Searcher(settings) as searcher:
         response = await searcher.search("rust async tutorial")
     assert response.warnings and all(e.status == "error" and e.detail for e in response.engines)
-    for text in (render_for_model(response), render_table(response)):
+    model = render_for_model(response)
+    for text in (model, render_table(response)):
         for warning in response.warnings:
             assert f"warning: {warning[:60]}" in text
-        for engine in response.engines:
-            assert engine.detail[:40] in text
-    model = render_for_model(response)
+        for engine in response.engines:  # the model's text names engines failing alike together, under the
+            # detail's words before its parenthesis (tests/test_cli_output.py); the table gives each its own
+            assert engine.name in text and engine.detail.split(" (")[0] in text
+            assert text is model or engine.detail[:40] in text
     assert model.index("warning:") > model.index("</untrusted_search_results>")  # ours, outside the rows' frame
 
 

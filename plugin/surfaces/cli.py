@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any, NoReturn, Sequence
 
@@ -38,6 +39,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments:"):
             message += self._closest_options(message.split(":", 1)[1].split())
+        elif (choice := re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)) is not None:
+            import difflib  # `searhc`: did you mean search?
+
+            close = difflib.get_close_matches(choice[1], re.findall(r"'(.*?)'", choice[2]), n=1, cutoff=0.6)
+            message += f"; did you mean {close[0]}?" if close else ""
         raise UsageError("invalid_parameter", message)
 
     argv: Sequence[str] = ()  # the command line being parsed, to tell which subcommand a mistake is in
@@ -84,28 +90,32 @@ def search_exit_status(response) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="metasearch", description="Multi-engine web metasearch for AI agents.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument("--config", help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML settings file (default $XDG_CONFIG_HOME/metasearch/config.toml)")
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     search = commands.add_parser("search", help="search the web")
     search.add_argument("query", nargs="*", help="what to search for")
-    search.add_argument("--limit", help="rows to return (1-20, default 8; out-of-range values are clamped)")
-    search.add_argument("--engines", help="comma-separated engine names (default: every enabled engine)")
+    search.add_argument("--limit", metavar="N",
+                        help="rows to return (1-20, default 8; out-of-range values are clamped)")
+    search.add_argument("--engines", metavar="a,b", help="comma-separated engine names (default: every enabled engine)")
     search.add_argument("--endpoint", action="append", metavar="NAME=URL",
                         help="send an engine's requests to this scheme://host:port instead (repeatable)")
-    search.add_argument("--timeout-ms", dest="timeout_ms", help="per-engine deadline in milliseconds")
+    search.add_argument("--timeout-ms", dest="timeout_ms", metavar="N", help="per-engine deadline in milliseconds")
     search.add_argument("--region", help="region/language, e.g. en-US or zh-CN")
-    search.add_argument("--time-range", dest="time_range", help="day, week, month or year")
-    search.add_argument("--site", help="only results from this domain")
+    search.add_argument("--time-range", dest="time_range", metavar="day|week|month|year",
+                        help="only recent results: day, week, month or year")
+    search.add_argument("--site", metavar="DOMAIN", help="only results from this domain")
     search.add_argument("--allow-domain", dest="allow_domain", action="append", metavar="DOMAIN",
                         help="only results from this domain or its subdomains (repeatable; not with --block-domain)")
     search.add_argument("--block-domain", dest="block_domain", action="append", metavar="DOMAIN",
                         help="no results from this domain or its subdomains (repeatable)")
-    search.add_argument("--category", help="web (default) or news")
-    search.add_argument("--page", help="1-based page of results; page N never repeats a URL of pages 1..N-1")
+    search.add_argument("--category", metavar="web|news", help="web (default) or news")
+    search.add_argument("--page", metavar="N",
+                        help="1-based page of results; page N never repeats a URL of pages 1..N-1")
     search.add_argument("--user-location", dest="user_location", metavar="COUNTRY",
                         help="ISO 3166-1 country such as DE: its region, unless --region is given")
-    search.add_argument("--safesearch", help="off, moderate or strict")
+    search.add_argument("--safesearch", metavar="off|moderate|strict", help="off, moderate or strict")
     search.add_argument("--replay", metavar="DIR",
                         help="answer from vcrpy cassettes in DIR or its subfolders (no network)")
     search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the result cache")
@@ -134,20 +144,23 @@ def build_parser() -> argparse.ArgumentParser:
         "schema", help="print a tool definition as JSON, ready to give a model: web_search (default), "
                        "web_fetch or web_verify, in OpenAI, Anthropic or MCP form")
     schema.add_argument("--format", choices=("openai", "anthropic", "mcp"), default="openai",
+                        metavar="openai|anthropic|mcp",
                         help="openai (default: a function tool), anthropic (input_schema) or mcp (with the "
                              "output schema)")
     schema.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     schema.add_argument("--tool", choices=("web_search", "web_fetch", "web_verify"), default="web_search",
+                        metavar="web_search|web_fetch|web_verify",
                         help="web_search (default), web_fetch or web_verify")
 
     fetch = commands.add_parser("fetch", help="read a web page: its main text, a slice at a time")
     fetch.add_argument("url", help="the http:// or https:// address to read")
     fetch.add_argument("--max-chars", dest="max_chars", metavar="N", help="characters to return (default 20000)")
     fetch.add_argument("--offset", metavar="N", help="where to start in the text (next_offset of the last call)")
-    fetch.add_argument("--format", default="markdown", help="markdown (default) or text")
+    fetch.add_argument("--format", default="markdown", metavar="markdown|text", help="markdown (default) or text")
     fetch.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
                        help="read even where robots.txt disallows it (a read a person asked for)")
-    fetch.add_argument("--query", help="return the passages that best answer this question, with their offsets")
+    fetch.add_argument("--query", metavar="Q",
+                       help="return the passages that best answer this question, with their offsets")
     fetch.add_argument("--passages", metavar="K", help="how many passages with --query (default: as many as fit in the "
                        "fetch_passage_chars setting, 1,200 characters)")
     fetch.add_argument("--max-tokens", dest="max_tokens", metavar="N",
@@ -160,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check that a quote occurs in a web page's text")
     verify.add_argument("url", help="the http:// or https:// address of the page")
     verify.add_argument("quote", help="the text to look for (whitespace, case, quote marks, hyphens aside)")
-    verify.add_argument("--format", default="markdown", help="the text the offsets refer to: markdown (default) "
-                                                             "or text")
+    verify.add_argument("--format", default="markdown", metavar="markdown|text",
+                        help="the text the offsets refer to: markdown (default) or text")
     verify.add_argument("--ignore-robots", dest="ignore_robots", action="store_true",
                         help="read even where robots.txt disallows it (a read a person asked for)")
     verify.add_argument("--json", action="store_true", help="print the VerifyResponse as JSON")
@@ -173,16 +186,19 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     mcp.add_argument("--host", help="address to listen on with --http (default 127.0.0.1; without --http an "
                                     "error: stdio listens on nothing)")
-    mcp.add_argument("--port", type=int, help="port to listen on with --http (default 8765; 0: any free one; "
-                                              "without --http an error)")
+    mcp.add_argument("--port", type=int, metavar="N",
+                     help="port to listen on with --http (default 8765; 0: any free one; without --http an error)")
 
     serve = commands.add_parser("serve", help="serve GET /search, /fetch, /verify, /health and /metrics over HTTP")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free one)")
-    serve.add_argument("--workers", help="processes accepting on the port (default 1, or the workers setting)")
+    serve.add_argument("--port", type=int, default=8080, metavar="N",
+                       help="port to listen on (default 8080; 0: any free one)")
+    serve.add_argument("--workers", metavar="N",
+                       help="processes accepting on the port (default 1, or the workers setting)")
     for name, command in commands.choices.items():  # `--config` before or after the subcommand
         if name != "schema":  # the only command that reads no settings
-            command.add_argument("--config", default=argparse.SUPPRESS, help="TOML settings file (default "
+            command.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+                                 help="TOML settings file (default "
                                  "$XDG_CONFIG_HOME/metasearch/config.toml); may come before the subcommand too")
     return parser
 
@@ -194,6 +210,7 @@ def _wants_json(argv: Sequence[str]) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
+    parser = None
     try:
         parser = build_parser()
         parser.argv = argv
@@ -203,9 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(f"metasearch {VERSION}")
             return 0
-        if args.command is None:
-            build_parser().print_help()
-            return EXIT_BAD_INPUT
+        if args.command is None:  # bad input: the help goes with the error, on stderr (stdout stays empty)
+            if not as_json:
+                parser.print_help(sys.stderr)
+            raise UsageError("invalid_parameter", "a command is required: search, fetch, verify, engines, cooldowns, "
+                                                  "schema, config, mcp or serve (metasearch COMMAND --help)")
         if args.command == "search":
             return _cmd_search(args)
         if args.command == "cooldowns":
@@ -235,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from plugin.errors import SearchError
 
         if isinstance(exc, SearchError):
-            emitted = _emit_error(exc.code, exc.message, as_json, exc.details)
+            message = _in_flag_terms(exc.message, exc.details.get("parameter"), parser, argv)
+            emitted = _emit_error(exc.code, message, as_json, exc.details)
             return EXIT_PAGE_UNAVAILABLE if getattr(exc, "bad_input", True) is False else emitted
         from plugin.infra.logs import get_logger
 
@@ -243,10 +263,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _emit_error("internal_error", f"{type(exc).__name__}: {exc}", as_json)
 
 
-def load_settings(args: argparse.Namespace, **overrides: Any):
+def _in_flag_terms(message: str, parameter: object, parser: argparse.ArgumentParser | None,
+                   argv: Sequence[str]) -> str:
+    """`time_range must be …` as the command line says it, `--time-range must be …`: the pipeline names its
+    Python argument, the user typed the flag. Only a message that starts with the name of an option of the
+    command used changes; the JSON's `parameter` keeps the argument's name."""
+    if parser is None or not isinstance(parameter, str) or not message.startswith(parameter + " "):
+        return message
+    commands = {name: sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                for name, sub in action.choices.items()}
+    used = next((commands[word] for word in argv if word in commands), None)
+    dest = {"allowed_domains": "allow_domain", "blocked_domains": "block_domain"}.get(parameter, parameter)
+    flags = [option for action in (used._actions if used else ()) if action.dest == dest
+             for option in action.option_strings if option.startswith("--")]
+    return flags[0] + message[len(parameter):] if flags else message
+
+
+def load_settings(args: argparse.Namespace, *, say_warnings: bool = True, **overrides: Any):
+    """The settings, with a misspelt METASEARCH_* variable said on stderr: a command whose output has no
+    warnings of its own (fetch, verify, engines, cooldowns, serve, mcp) would otherwise ignore it silently.
+    `search` passes say_warnings=False: its response's warnings carry them, in the table and the JSON."""
     from plugin.settings import Settings
 
-    return Settings.load(getattr(args, "config", None), **overrides)
+    settings = Settings.load(getattr(args, "config", None), **overrides)
+    if say_warnings:
+        for warning in settings.warnings:
+            print(f"metasearch: warning: {warning}", file=sys.stderr)
+    return settings
 
 
 def _int_flag(name: str, value: str | None, low: int, high: int) -> int | None:
@@ -279,7 +322,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     timeout_ms = _int_flag("--timeout-ms", args.timeout_ms, 50, 120000)
     endpoints = parse_endpoints(args.endpoint)  # checked like METASEARCH_ENDPOINTS, before anything runs
-    settings = load_settings(args, timeout_ms=timeout_ms)
+    settings = load_settings(args, say_warnings=False, timeout_ms=timeout_ms)
     _configure_logging(settings, args.verbose)
     if endpoints:
         settings = settings.model_copy(update={"endpoints": {**settings.endpoints, **endpoints}})
@@ -463,13 +506,11 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
     from plugin.infra.state import describe_state
 
-    settings = load_settings(args)
+    settings = load_settings(args)  # says a misspelt METASEARCH_* variable on stderr
     data = masked_settings(settings)
     data["state_store"] = describe_state(settings)  # which store, and how full its cache is
     # JSON either way; --json is accepted as on the other commands that print data (schema too).
     data["warnings"] = settings.warnings  # a misspelt METASEARCH_* variable, with the closest setting
-    for warning in settings.warnings:
-        print(f"metasearch: warning: {warning}", file=sys.stderr)
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     return 0
 
@@ -498,18 +539,19 @@ def port_in_use_message(host: str, port: int, exc: OSError) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from plugin.errors import SearchError
-    from plugin.surfaces.mcp_server import serve
-
     if not args.http:  # stdio listens on nothing: a port or host would be silently ignored
         given = [flag for flag, value in (("--port", args.port), ("--host", args.host)) if value is not None]
         if given:
-            raise UsageError("invalid_parameter", f"{' and '.join(given)} only apply with --http (streamable HTTP); "
-                                                  f"add --http, or leave {' and '.join(given)} out for stdio")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise UsageError("invalid_parameter", f"{' and '.join(given)} only {verb} with --http (streamable "
+                                                  f"HTTP); add --http, or leave {' and '.join(given)} out for stdio")
     args.host = "127.0.0.1" if args.host is None else args.host
     args.port = 8765 if args.port is None else args.port
     if args.http:
         check_port_free(args.host, args.port)
+    from plugin.errors import SearchError
+    from plugin.surfaces.mcp_server import serve
+
     try:
         settings, problem = load_settings(args), None
     except SearchError as exc:

@@ -14,6 +14,7 @@ from plugin.pipeline.sanitize import clean_document, clean_text
 
 WARNING_CHARS = 300  # a response warning, as shown in text (the JSON has it whole)
 DETAIL_CHARS = 120  # a failing engine's detail in the model's text
+TABLE_DETAIL_CHARS = 80  # an engine's detail in the terminal table (--verbose: whole)
 
 
 def render_table(response: SearchResponse, verbose: bool = False, named: Sequence[str] = ()) -> str:
@@ -27,6 +28,7 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         lines.append("recognised: " + ", ".join(response.recognised))
     lines.extend(f"warning: {clean_text(w, WARNING_CHARS)}" for w in response.warnings)
     lines.append("")
+    cut = False  # a detail or read error cut to fit: said under the table
     for number, row in enumerate(response.results, start=1):
         date = f"  [{row.date.isoformat()}]" if row.date else ""
         lines.append(f"{number:>2}. {row.title}{date}")
@@ -43,7 +45,10 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
                                                                   ("freshness", row.explain.freshness)) if value]
             lines.append("    votes: " + "; ".join(parts) + ("  boosts: " + ", ".join(boosts) if boosts else ""))
         if row.read_error is not None:
-            lines.append(f"    page not read: {row.read_error.code}: {row.read_error.message[:100]}")
+            message = row.read_error.message
+            if len(message) > 100 and not verbose:
+                message, cut = _cut_at_word(message, 100), True
+            lines.append(f"    page not read: {row.read_error.code}: {message}")
         elif row.passages is not None:
             lines.append(f"    {len(row.passages)} passages of the page:")
             for passage in row.passages[:3]:
@@ -66,8 +71,8 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
         detail = report.detail if verbose or report.status != "ok" else ""
         if report.status == "disabled":
             detail = detail[:200]  # the reason names the variable to set: never cut it
-        elif not verbose:
-            detail = detail[:80]
+        elif not verbose and len(detail) > TABLE_DETAIL_CHARS:
+            detail, cut = _cut_at_word(detail, TABLE_DETAIL_CHARS), True
         if report.cached:
             detail = "from the answer cache" + (f"; {detail}" if detail else "")
         lines.append(f"{report.name:<16} {report.tier:<9} {report.status:<12} {ms:>6} {report.rows:>5} "
@@ -75,7 +80,17 @@ def render_table(response: SearchResponse, verbose: bool = False, named: Sequenc
     if any(report.cached for report in response.engines):
         lines.append("(answers from the cache were given by the engine within the cache lifetime; "
                      "--no-cache asks again)")
+    if cut:
+        lines.append("(details cut to fit: --verbose or --json shows them whole)")
     return "\n".join(lines)
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a space, ending in `…`: a cut that ends mid-word reads as
+    whole (`host: html.duckduc`)."""
+    head = text[:limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip() + " …"
 
 
 FRAME_TAG = "untrusted_search_results"
@@ -129,18 +144,23 @@ def render_for_model(response: SearchResponse, snippet_chars: int = 300) -> str:
 
 def _not_answered(response: SearchResponse) -> str:
     """`; not answered: bing, brave (timeout); tavily (error: HTTP 400 …)`: a failing engine's detail says
-    why (network unreachable, HTTP 429, cooling down 30s), briefly; engines that failed alike without a
-    detail are named together, so many timed-out engines cost a name each, not a clause each."""
-    groups: dict[str, list[str]] = {}
-    with_detail: list[str] = []
-    for e in response.engines:
-        if e.status in ("ok", "disabled", "skipped", "empty", "irrelevant"):
-            continue
-        if e.detail:
-            with_detail.append(f"{e.name} ({e.status}: {model_text(e.detail, DETAIL_CHARS)})")
+    why (network unreachable, HTTP 429, cooling down 30s), briefly. Engines that failed alike are named
+    together, so many timed-out engines cost a name each, not a clause each: alike is the same status and
+    the same detail up to its parenthesis (offline, every engine says `network unreachable (… host …)`,
+    its own host inside); an engine failing its own way keeps its whole detail."""
+    failing = [e for e in response.engines if e.status not in ("ok", "disabled", "skipped", "empty", "irrelevant")]
+    groups: dict[tuple[str, str], list] = {}
+    for e in failing:
+        groups.setdefault((e.status, e.detail.split(" (", 1)[0].strip()), []).append(e)
+    parts = []
+    for (status, head), alike in groups.items():
+        names = ", ".join(e.name for e in alike)
+        if not head:
+            parts.append(f"{names} ({status})")
+        elif len(alike) > 1:
+            parts.append(f"{names} ({status}: {model_text(head, DETAIL_CHARS)})")
         else:
-            groups.setdefault(e.status, []).append(e.name)
-    parts = [f"{', '.join(names)} ({status})" for status, names in groups.items()] + with_detail
+            parts.append(f"{names} ({status}: {model_text(alike[0].detail, DETAIL_CHARS)})")
     return f"; not answered: {'; '.join(parts)}" if parts else ""
 
 
