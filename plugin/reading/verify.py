@@ -12,8 +12,14 @@ boundary the page has one, and where it has none the page has none (`the rapist`
 - whitespace next to punctuation (`Dr. Ada`, `Dr.Ada`); punctuation itself counts (`1,000` is not `1000`);
 - quote marks and apostrophes are left out, and an apostrophe between letters is inside its word
   (`can't` is one word: `cant`);
-- Markdown marks are left out (`*`, `_`, backticks, `~`, `#`, `>`, `|`) and split no word, so a quote
+- Markdown marks are left out (`*`, `_`, backticks, `~`, `#`, `>`) and split no word, so a quote
   matches the Markdown text whether or not it kept `**bold**` (`re**ad**able` is `readable`);
+- a table's cell separator `|` (and `\\|`, a pipe escaped inside a cell) is a word boundary like a space,
+  so the cells of a row quoted as prose match (`Kyle Busch 5040` in `| Kyle Busch | 5040 | 5 |`, or
+  `Kyle Busch | 5040 | 5` as plain text gives it); but the line break between two lines that both hold a
+  `|` (two rows of a table, a row and the header's `| --- |` line) fits nothing but such a line break in
+  the quote: a quote never runs from one row into the next (`5 Denny` is not in `| … | 5 |`, a line break,
+  `| Denny … |`) unless the page has those words together elsewhere;
 - Unicode normal form, width and compatibility forms (NFKC, text in NFD matches text in NFC), and case
   (case folding); accents and every other letter, digit and mark count.
 A match must start and end at word boundaries of the page (`cat` is not in `concatenate`), never inside
@@ -39,10 +45,12 @@ from plugin.reading.sentences import HEADING, SPACELESS_SCRIPTS, segment
 from plugin.settings import Settings
 
 # Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
-_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|")
+_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>")
+_CELL = "|"  # a table's cell separator: a word boundary
 # What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
-# boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word).
-SPACE, DASH, NONE = " ", "-", "."
+# boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word); and between any two characters, the
+# end of a table row (BREAK: it fits only itself).
+SPACE, DASH, NONE, BREAK = " ", "-", ".", "\n"
 MAX_QUOTE_CHARS = 5000
 
 
@@ -57,7 +65,8 @@ class QuoteMatch:
 class Folded:
     """A text folded for matching: `chars`, the folded characters; `gaps[k]`, what lies between characters
     k - 1 and k when both are letters or digits of a spaced script (SPACE: whitespace, DASH: a dash or
-    hyphen, NONE: nothing: they are one word), else NONE; `starts[k]:ends[k]`, the characters of the text
+    hyphen, NONE: nothing: they are one word), BREAK between any two characters the end of a table row lies
+    between, else NONE; `starts[k]:ends[k]`, the characters of the text
     folded character k came from (one character with its combining marks); `whole[k]`: k is the first
     (bit 1) and the last (bit 2) of what they folded to (a ligature folds to two, neither whole alone)."""
 
@@ -73,10 +82,20 @@ class Folded:
         return "".join(g + c if g != NONE else c for g, c in zip(self.gaps, self.chars))
 
 
+def _row_break(text: str, start: int, end: int) -> bool:
+    """The whitespace text[start:end] holds a line break between two lines that each hold a cell separator:
+    two rows of a table (Markdown `| a | b |` or plain `a | b`), or a row and the header's `| --- |` line."""
+    if "\n" not in text[start:end]:
+        return False
+    before = text[text.rfind("\n", 0, start) + 1:start]
+    line_end = text.find("\n", end)
+    return _CELL in before and _CELL in text[end:line_end if line_end >= 0 else len(text)]
+
+
 
 def _kind(ch: str) -> str:
     """word, space, dash, skip (transparent) or other (punctuation and symbols, which count as written)."""
-    if ch.isspace():
+    if ch.isspace() or ch == _CELL:
         return "space"
     if ch in _TRANSPARENT:
         return "skip"
@@ -133,7 +152,10 @@ def fold_for_matching(text: str) -> Folded:
             continue  # a combining mark already folded with the character before it
         index = found.start()
         if found.group(1):
-            gap = SPACE if gap == NONE else gap  # whitespace after a dash (a line-end hyphen) keeps the dash
+            if _row_break(text, found.start(), found.end()):
+                gap = BREAK
+            else:
+                gap = SPACE if gap == NONE else gap  # whitespace after a dash (a line-end hyphen) keeps the dash
             index = found.end()
             continue
         if found.group(2):
@@ -146,7 +168,8 @@ def fold_for_matching(text: str) -> Folded:
                 folded = run.casefold()
                 folded = folded if len(folded) == len(run) and unicodedata.is_normalized("NFKC", folded) else None
             if folded:  # one folded character per character
-                gaps.append((gap if last_wordlike and _wordlike(folded[0]) else NONE) + NONE * (len(folded) - 1))
+                gaps.append((gap if gap == BREAK or last_wordlike and _wordlike(folded[0]) else NONE)
+                            + NONE * (len(folded) - 1))
                 chars.append(folded)
                 starts.extend(range(index, end))
                 ends.extend(range(index + 1, end + 1))
@@ -156,7 +179,8 @@ def fold_for_matching(text: str) -> Folded:
             end = index + 1
             while end < length and _joins(text[end]):
                 end += 1
-            if text[index] in _TRANSPARENT:  # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"
+            if text[index] in _TRANSPARENT or text.startswith("\\|", index):
+                # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"; `\|` is a pipe escaped in a cell
                 index = end
                 continue
             kept = [(ch, _kind(ch)) for ch in unicodedata.normalize("NFKC", text[index:end]).casefold()]
@@ -165,11 +189,11 @@ def fold_for_matching(text: str) -> Folded:
             for ch, kind in kept:
                 if kind == "space":  # what a spacing accent folds to (`¨` to " ̈"), as its NFKC form would
                     gap = SPACE if gap == NONE else gap
-                elif kind == "dash":
-                    gap = SPACE if gap == SPACE else DASH  # a dash after whitespace (`a - b`) is a plain boundary
+                elif kind == "dash":  # a dash after whitespace (`a - b`) is a plain boundary; a row's end stays
+                    gap = gap if gap in (SPACE, BREAK) else DASH
                 elif kind != "skip":
                     wordlike = kind == "word" and not _spaceless(ch)
-                    gaps.append(gap if last_wordlike and wordlike else NONE)
+                    gaps.append(gap if gap == BREAK or last_wordlike and wordlike else NONE)
                     chars.append(ch)
                     starts.append(index)
                     ends.append(end)
@@ -180,10 +204,11 @@ def fold_for_matching(text: str) -> Folded:
     return Folded("".join(chars), "".join(gaps), starts, ends, whole)
 
 
-# A run of gaps as two bit planes, one byte per gap (1 where the gap is a space; 1 where it is none); a dash
-# is in neither plane, so it fits anything.
-_SPACE_PLANE = str.maketrans({SPACE: "\x01", DASH: "\x00", NONE: "\x00"})
-_NONE_PLANE = str.maketrans({SPACE: "\x00", DASH: "\x00", NONE: "\x01"})
+# A run of gaps as three bit planes, one byte per gap (1 where the gap is a space; 1 where it is none; 1 where a
+# row ends); a dash is in neither of the first two, so it fits anything but a row's end, which fits only itself.
+_SPACE_PLANE = str.maketrans({SPACE: "\x01", DASH: "\x00", NONE: "\x00", BREAK: "\x00"})
+_NONE_PLANE = str.maketrans({SPACE: "\x00", DASH: "\x00", NONE: "\x01", BREAK: "\x00"})
+_BREAK_PLANE = str.maketrans({SPACE: "\x00", DASH: "\x00", NONE: "\x00", BREAK: "\x01"})
 
 
 def _plane(gaps: str, table: dict) -> int:
@@ -202,8 +227,10 @@ class _Boundaries:
         self.page = page_gaps
         self.quote_space = _plane(quote_gaps, _SPACE_PLANE)
         self.quote_none = _plane(quote_gaps, _NONE_PLANE)
+        self.quote_break = quote_gaps.translate(_BREAK_PLANE)
         self.page_space: str | None = None  # the page's planes, made the first time a run is not equal
         self.page_none: str | None = None
+        self.page_break: str | None = None
 
     def fit(self, start: int, end: int) -> bool:
         """The quote's gaps fit the page's `start:end`."""
@@ -212,6 +239,9 @@ class _Boundaries:
         if self.page_space is None:
             self.page_space = self.page.translate(_SPACE_PLANE)
             self.page_none = self.page.translate(_NONE_PLANE)
+            self.page_break = self.page.translate(_BREAK_PLANE)
+        if self.page_break[start:end] != self.quote_break:
+            return False
         space = int.from_bytes(self.page_space[start:end].encode("latin-1"), "big")
         none = int.from_bytes(self.page_none[start:end].encode("latin-1"), "big")
         return not (self.quote_space & none or self.quote_none & space)
