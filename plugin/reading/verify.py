@@ -16,14 +16,18 @@ boundary the page has one, and where it has none the page has none (`the rapist`
   matches the Markdown text whether or not it kept `**bold**` (`re**ad**able` is `readable`);
 - a table's cell separator `|` (and `\\|`, a pipe escaped inside a cell) is a word boundary like a space,
   so the cells of a row quoted as prose match (`Kyle Busch 5040` in `| Kyle Busch | 5040 | 5 |`, or
-  `Kyle Busch | 5040 | 5` as plain text gives it); but the line break between two lines that both hold a
-  `|` (two rows of a table, a row and the header's `| --- |` line) fits nothing but such a line break in
-  the quote: a quote never runs from one row into the next (`5 Denny` is not in `| … | 5 |`, a line break,
-  `| Denny … |`) unless the page has those words together elsewhere;
+  `Kyle Busch | 5040 | 5` as plain text gives it); but the line break between two rows of a Markdown table
+  (`|`, a line break, `|`: a row and the next, or the header's `| --- |` line) fits nothing but such a line
+  break in the quote: a quote never runs from one row into the next (`5 Denny` is not in `| … | 5 |`, a
+  line break, `| Denny … |`) unless the page has those words together elsewhere. (Plain text writes a
+  table's rows as lines, `a | b`, with nothing to tell them from lines of prose: a quote runs on from one
+  to the next there, as from line to line);
 - Unicode normal form, width and compatibility forms (NFKC, text in NFD matches text in NFC), and case
-  (case folding); accents and every other letter, digit and mark count.
+  (case folding); accents and every other letter, digit and mark count (Arabic tatweel, which only
+  stretches a word, is left out);
 A match must start and end at word boundaries of the page (`cat` is not in `concatenate`), never inside
-a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page);
+a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page), nor
+inside one user-perceived character (`👩` is not in `👩‍💻`, `👍` not in `👍🏽`, `🇺🇸` not in `🇦🇺🇸🇪`);
 in scripts written without spaces (CJK, Thai, Lao, Myanmar, Khmer) any character is a boundary and spaces between their
 characters do not count.
 Pure matching here (`find_quote`); `verify` reads the page through the shared reader, and runs the
@@ -41,11 +45,11 @@ from dataclasses import dataclass
 from plugin.errors import INVALID_PARAMETER, FetchError, checked_arguments
 from plugin.infra.lifecycle import run_sync
 from plugin.models import VerifyResponse
-from plugin.reading.sentences import HEADING, SPACELESS_SCRIPTS, segment
+from plugin.reading.sentences import HEADING, SPACELESS_SCRIPTS, joins_previous, segment
 from plugin.settings import Settings
 
 # Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
-_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>")
+_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>\u0640")  # U+0640: Arabic tatweel, a justification stretch
 _CELL = "|"  # a table's cell separator: a word boundary
 # What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
 # boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word); and between any two characters, the
@@ -83,13 +87,11 @@ class Folded:
 
 
 def _row_break(text: str, start: int, end: int) -> bool:
-    """The whitespace text[start:end] holds a line break between two lines that each hold a cell separator:
-    two rows of a table (Markdown `| a | b |` or plain `a | b`), or a row and the header's `| --- |` line."""
-    if "\n" not in text[start:end]:
-        return False
-    before = text[text.rfind("\n", 0, start) + 1:start]
-    line_end = text.find("\n", end)
-    return _CELL in before and _CELL in text[end:line_end if line_end >= 0 else len(text)]
+    """The whitespace text[start:end] is the line break between two rows of a Markdown table (or a row and
+    the header's `| --- |` line): a line break with a `|` right before it and right after it. Told from those
+    two characters alone, so the match as written (which holds them) reads the same as the page around it."""
+    return 0 < start and end < len(text) and text[start - 1] == _CELL and text[end] == _CELL and (
+        "\n" in text[start:end])
 
 
 
@@ -104,16 +106,11 @@ def _kind(ch: str) -> str:
         return "dash"
     if category[0] in "LNM":
         return "word"
+    if "\U000e0020" <= ch <= "\U000e007f":  # the tags of a subdivision flag (🏴 + gbsct): part of what it shows
+        return "other"
     if category[0] == "C":  # format and control characters (a zero-width joiner, a BOM): invisible
         return "skip"
     return "other"
-
-
-def _joins(ch: str) -> bool:
-    """`ch` belongs to the character before it: a combining mark, or a Hangul vowel or final jamo (NFD
-    Korean), so a character in NFD folds as it does in NFC."""
-    code = ord(ch)
-    return unicodedata.category(ch)[0] == "M" or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF
 
 
 _SPACELESS_CHAR = re.compile("[" + "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in SPACELESS_SCRIPTS) + "]")
@@ -132,7 +129,7 @@ def _wordlike(ch: str) -> bool:
 
 # Runs that fold character for character are taken whole (most of a page): letters and digits, whitespace;
 # anything else goes one character (with its combining marks) at a time.
-_RUN = re.compile(r"(\s+)|([^\W_]+)|.", re.S)
+_RUN = re.compile(r"(\s+)|([^\W_\u0640]+)|.", re.S)
 _JAMO = re.compile(r"[\u1100-\u11ff\ud7b0-\ud7ff]")
 
 
@@ -160,7 +157,7 @@ def fold_for_matching(text: str) -> Folded:
             continue
         if found.group(2):
             end = found.end()
-            if end < length and _joins(text[end]):
+            if end < length and joins_previous(text, end):
                 end -= 1  # the last letter takes the marks after it: folded below, with them
             run = text[index:end]
             folded = run.lower() if run.isascii() else None
@@ -177,7 +174,7 @@ def fold_for_matching(text: str) -> Folded:
                 gap, last_wordlike, index = NONE, _wordlike(folded[-1]), end
         while index < found.end():  # one character with its combining marks at a time
             end = index + 1
-            while end < length and _joins(text[end]):
+            while end < length and joins_previous(text, end):
                 end += 1
             if text[index] in _TRANSPARENT or text.startswith("\\|", index):
                 # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"; `\|` is a pipe escaped in a cell
