@@ -366,6 +366,15 @@ def test_arabic_tatweel_is_left_out():
     assert find_quote("قال إن الكتـــاب مفيد", "الكت") is None  # still whole words
 
 
+def test_a_zero_width_non_joiner_stands_for_a_space_or_for_nothing():
+    """Persian writes می‌خواهم with a zero-width non-joiner (U+200C); it is typed as a space or left out as often."""
+    page = "او گفت می\u200cخواهم بروم"
+    for quote in ("می\u200cخواهم بروم", "میخواهم بروم", "می خواهم بروم"):
+        assert find_quote(page, quote) is not None, quote
+    assert find_quote("او گفت می خواهم بروم", "می\u200cخواهم") is not None
+    assert find_quote(page, "خواهم بروم") is not None and find_quote(page, "واهم") is None
+
+
 # ----- tables -----
 # A table's cells, quoted as prose ("Kyle Busch 5040"), are found in its row; a quote never runs from one row
 # into the next (nor across the header's separator line) unless the page has those words together elsewhere.

@@ -123,6 +123,14 @@ def test_a_comma_inside_a_number_is_no_clause_end():
     assert all(not p[-1].isdigit() or text[text.index(p) + len(p):][:1] in ("", " ") for p in pieces)
 
 
+def test_arabic_clause_marks_cut_a_long_sentence():
+    text = "ذهب الولد إلى المدرسة الكبيرة، ثم عاد إلى البيت بعد ذلك ولعب مع أصدقائه في الحديقة الكبيرة"
+    pieces = sentences(text, max_chars=45)
+    assert pieces[0] == "ذهب الولد إلى المدرسة الكبيرة،" and all(len(p) <= 45 for p in pieces)
+    assert sentences("كلمة كلمة كلمة كلمة؛ كلمة كلمة كلمة كلمة كلمة", max_chars=30)[0].endswith("؛")
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+
+
 def test_cjk_clause_marks_cut_without_a_space_and_text_without_any_is_cut_at_the_limit():
     text = "一二三四五六七八九十、" * 6
     pieces = sentences(text, max_chars=25)

@@ -13,7 +13,7 @@ line of running text is cut into sentences:
 - at a space between two Thai (or Lao) characters: Thai writes no full stop, a space ends a sentence
   or clause.
 A sentence longer than `max_chars` (a run-on list without punctuation) is cut after its last `;` or `,`
-followed by a space, `、`, `，` or `；`, else at its last space, before the limit, else at the limit itself,
+(Arabic script: `؛`, `،`) followed by a space, `、`, `，` or `；`, else at its last space, before the limit, else at the limit itself,
 moved back to the start of a user-perceived character (never between a letter and its marks, inside an
 emoji's ZWJ sequence or skin tone, or between a flag's two letters: `joins_previous`), so no unit outgrows a
 passage; code blocks and data tables are never cut. `US.` and `EU.` end a sentence (`U.S.` does not: a
@@ -53,8 +53,9 @@ _THAI = "\u0e00-\u0e7f\u0e80-\u0eff"
 _THAI_SPACE = re.compile(rf"(?<=[{_THAI}])[ \u00a0]+(?=[{_THAI}])")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[\"'”’»)\]]*$")
 _NEXT_CHARS = re.compile(r"\s*(.{0,4})", re.S)  # the first characters after a full stop and its spaces
-# A clause ends after `;` or `,` and a space (not inside `1,000`), or after the CJK marks (no space follows).
-_CLAUSE_BREAK = re.compile(r"[;,](?=\s)\s*|[、，；]\s*|\s+")
+# A clause ends after `;` or `,` (or the Arabic-script `،` `؛`) and a space (not inside `1,000`), or after the
+# CJK marks (no space follows).
+_CLAUSE_BREAK = re.compile(r"[;,،؛](?=\s)\s*|[、，；]\s*|\s+")
 ABBREVIATIONS = frozenset("""
 mr mrs ms dr prof sr jr st mt ft vs etc eg ie cf al approx dept est inc ltd co corp no nos vol vols fig figs
 pp ed eds rev gen col lt sgt capt cmdr gov sen rep jan feb mar apr jun jul aug sep sept oct nov dec

@@ -7,7 +7,8 @@ boundary the page has one, and where it has none the page has none (`the rapist`
 `the drug can` is not in `the drug can't`). What folds (`fold_for_matching`):
 - the kind and amount of whitespace between two words (a space, a line break, a run of spaces);
 - hyphens and dashes: a dash between two words stands for a space or for nothing (`e-mail`, `email`,
-  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), so a word the page hyphenates at a line end (`thera-`,
+  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), and so does a zero-width non-joiner (Persian `می‌خواهم`,
+  `میخواهم`, `می خواهم`), so a word the page hyphenates at a line end (`thera-`,
   a line break, `pist`) matches written whole;
 - whitespace next to punctuation (`Dr. Ada`, `Dr.Ada`); punctuation itself counts (`1,000` is not `1000`);
 - quote marks and apostrophes are left out, and an apostrophe between letters is inside its word
@@ -102,7 +103,9 @@ def _kind(ch: str) -> str:
     if ch in _TRANSPARENT:
         return "skip"
     category = unicodedata.category(ch)
-    if category == "Pd" or ch == "\u00ad":  # a soft hyphen marks where a word was hyphenated
+    # a soft hyphen marks where a word was hyphenated; a zero-width non-joiner (Persian می‌خواهم) is typed as a
+    # space or left out as often: both stand for a boundary or none
+    if category == "Pd" or ch in "\u00ad\u200c":
         return "dash"
     if category[0] in "LNM":
         return "word"
