@@ -205,3 +205,12 @@ def test_a_number_the_question_holds_is_no_answer_in_other_digits():
     assert not fits("number", "In ２０２４ the city grew.", asked)
     assert fits("number", "بلغ عدد السكان ٣٥٠٠ نسمة في ٢٠٢٤", asked)
     assert not fits("number", "In 2024 the city grew.", question_words("How many lived there in ２０２４?"))
+
+
+@pytest.mark.parametrize(("query", "time_range"), [
+    ("新闻 最近７天", "week"), ("新闻 最近２４小时", "day"), ("新闻 ２４小时内", "day"), ("新闻 过去３０天", "month"),
+    ("新闻 最近１年", "year"), ("新闻 最近１个月", "month"), ("新闻 最近７天", "week"),
+])
+def test_a_chinese_time_range_in_full_width_digits(query, time_range):
+    ops = parse_operators(query, now=NOW)
+    assert ops.time_range == time_range and ops.text == "新闻"

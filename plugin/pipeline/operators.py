@@ -41,15 +41,26 @@ _EN_RANGES = [
     (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b{_NAMED}|\bthis\s+year\b{_NAMED}", re.I),
      "year"),
 ]
+
+
+def _digits(number: str) -> str:
+    """`number` as a pattern of its ASCII or full-width digits (a Chinese IME writes 最近７天 as often as 最近7天)."""
+    return "".join(f"[{d}{chr(ord(d) + 0xFEE0)}]" for d in number)
+
+
 _ZH_RANGES = [
     # 今天 (today), not 今日: 今日 begins names (今日头条 Toutiao, 今日美国 USA Today, 今日说法, 今日から俺は!!), and
     # "今日头条" became "头条" from the past day. 今日 still makes a query timely (intent.py).
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)?\s*(?:天|日)|(?:最近|近|过去)\s*24\s*小时|24\s*小时内|今天"), "day"),
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*(?:周|星期)|(?:最近|近|过去)\s*(?:7|七)\s*天|一周内|本周"), "week"),
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*个?月|(?:最近|近|过去)\s*30\s*天|一个月内|本月"), "month"),
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*年|一年内|今年"), "year"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})?\s*(?:天|日)|(?:最近|近|过去)\s*{_digits('24')}\s*小时|"
+                rf"{_digits('24')}\s*小时内|今天"), "day"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})\s*(?:周|星期)|(?:最近|近|过去)\s*(?:{_digits('7')}|七)\s*天|"
+                r"一周内|本周"), "week"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})\s*个?月|(?:最近|近|过去)\s*{_digits('30')}\s*天|一个月内|本月"),
+     "month"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})\s*年|一年内|今年"), "year"),
 ]
-# A year of four digits in any script (２０２５, ٢٠٢٥); only one from 1900 on counts (_since_year), so a Jalali or
+
+# A year of four digits in any script (２０２５, ٢٠٢٥); only one from 1900 on counts (_FIRST_SINCE_YEAR), so a Jalali or
 # Hijri year (۱۴۰۰) is left alone.
 _SINCE = [
     re.compile(r"(?<!\d)(\d{4})\s*年\s*(?:以后|以来|之后|后|至今)"),
