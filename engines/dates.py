@@ -7,8 +7,9 @@ date an engine puts in front of a snippet ("Nov 3, 2025 · text").
 
 Digits of any script read as their values (٢٠٢٤, ۲۰۲۴, २०२४, ２０２４ are 2024). Only Gregorian dates are
 read: a Jalali (۱۴۰۳), Hijri (١٤٤٥) or Buddhist-era (2567) year is outside the years a web page can carry
-(EARLIEST to a day after `now`), so it gives no date rather than a wrong one; the one calendar converted is
-the Buddhist era next to a Thai month name, which leaves no doubt ("15 มีนาคม 2567" is 15 March 2024).
+(EARLIEST to a day after `now`), so it gives no date rather than a wrong one. Converted where nothing is in
+doubt: the Buddhist era next to a Thai month name ("15 มีนาคม 2567" is 15 March 2024), and a year counted
+from an era named before it (令和6年3月15日 and 民國113年3月15日 are 15 March 2024).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ _ISO = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:\b|T)")
 _CN_FULL = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _CN_MONTH_DAY = re.compile(r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _CN_YEAR_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)")
+# Years counted from an era named before them: Japan's (令和6年 is 2024; 元年, an era's first year) and the
+# Republic of China's (民國113年, Taiwan). A year with no era named ("113年") is no date.
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, "民国": 1911}
+_ERA_DATE = re.compile(r"(令和|平成|昭和|民國|民国)\s*(\d{1,3}|元)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _US_NUMERIC = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")  # Bing's en-US "10/23/2015"
 _EN_MDY = re.compile(_MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})", re.I)
 _EN_DMY = re.compile(r"\b(\d{1,2})\s+" + _MONTH_RE + r",?\s+(\d{4})", re.I)
@@ -175,6 +180,12 @@ def parse_date(text: str, now: datetime | None = None) -> date | None:
             found = _in_range(_safe_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), now)
             if found:
                 return found
+    m = _ERA_DATE.search(text)
+    if m:
+        year = _ERAS[m.group(1)] + (1 if m.group(2) == "元" else int(m.group(2)))
+        found = _in_range(_safe_date(year, int(m.group(3)), int(m.group(4))), now)
+        if found:
+            return found
     m = _US_NUMERIC.search(text)
     if m:
         found = _in_range(_safe_date(int(m.group(3)), int(m.group(1)), int(m.group(2))), now)

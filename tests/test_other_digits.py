@@ -81,7 +81,6 @@ def test_a_date_in_another_script_is_read(text, expected):
     "0003-01-01",
     "٣ ساعات",               # "3 hours": a duration, not an age
     "منذ عام 2010",          # "since the year 2010", not a year ago
-    "令和6年3月15日",          # an era year: no Gregorian year is said, and no guess at one
 ])
 def test_a_year_of_another_calendar_or_out_of_range_is_no_date(text):
     assert parse_date(text, NOW) is None
@@ -214,3 +213,18 @@ def test_a_number_the_question_holds_is_no_answer_in_other_digits():
 def test_a_chinese_time_range_in_full_width_digits(query, time_range):
     ops = parse_operators(query, now=NOW)
     assert ops.time_range == time_range and ops.text == "新闻"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("令和6年3月15日", date(2024, 3, 15)),       # Japanese eras: Reiwa 6 is 2024
+    ("令和元年５月１日", date(2019, 5, 1)),       # 元年, an era's first year
+    ("平成３１年４月３０日", date(2019, 4, 30)),
+    ("平成2年1月5日", date(1990, 1, 5)),
+    ("民國113年3月15日", date(2024, 3, 15)),      # the Republic of China's years (Taiwan): 113 is 2024
+    ("民国113年3月15日", date(2024, 3, 15)),
+    ("昭和60年1月1日", None),                    # 1985: before any web page
+    ("113年3月15日", None),                      # no era named: no guess
+    ("令和99年1月1日", None),                    # years ahead
+])
+def test_an_era_year_named_before_it_is_read(text, expected):
+    assert parse_date(text, NOW) == expected
