@@ -278,6 +278,8 @@ def test_any_whole_words_of_any_text_are_found_however_they_are_written(words, s
     i = data.draw(st.integers(0, len(words) - 1))
     j = data.draw(st.integers(i + 1, len(words)))
     quote = " ".join(words[i:j])
+    if re.search(r"\|\s*\n\s*\|", page):  # a line break between two `|` ends a table row: only one fits it
+        quote = "".join(w + s for w, s in zip(words[i:j], spaces[i:j])).strip()
     form = data.draw(st.sampled_from(["NFC", "NFD", "NFKC", None]))
     if form and not (form == "NFKC" and "´" in quote):  # `´` folds as an apostrophe; its NFKC form, a space
         quote = unicodedata.normalize(form, quote)      # and a combining accent, does not
@@ -321,7 +323,8 @@ def test_what_lies_between_two_words_on_the_page_and_in_the_quote(joint_page, jo
     assert (find_quote(page, f"alpha{joint_quote}beta") is not None) is found
 
 
-_GAPS = st.text(alphabet=[verify_module.SPACE, verify_module.DASH, verify_module.NONE], max_size=80)
+_GAPS = st.text(alphabet=[verify_module.SPACE, verify_module.DASH, verify_module.NONE, verify_module.BREAK],
+                max_size=80)
 
 
 @examples(400)
@@ -332,9 +335,133 @@ def test_gaps_fit_exactly_where_they_fit_gap_by_gap(quote_gaps, page_gaps, data)
     start = data.draw(st.integers(0, len(page_gaps)))
     run = page_gaps[start:start + len(quote_gaps)]
     quote_gaps = quote_gaps[:len(run)]
-    dash = verify_module.DASH
-    plain = all(q == p or dash in (q, p) for q, p in zip(quote_gaps, run))
+    dash, row_break = verify_module.DASH, verify_module.BREAK  # a dash fits anything but the end of a table row
+    plain = all(q == p or (dash in (q, p) and row_break not in (q, p)) for q, p in zip(quote_gaps, run))
     assert verify_module._Boundaries(quote_gaps, page_gaps).fit(start, start + len(quote_gaps)) is plain
+
+
+# ----- characters made of several code points -----
+@pytest.mark.parametrize("page, quote", [
+    ("I am 👩\u200d💻 now", "👩"),            # the woman of the woman-technologist sequence (ZWJ)
+    ("I am 👩\u200d💻 now", "💻"),
+    ("go 👍🏽 yes", "👍"),                      # a thumb without its skin tone
+    ("flags 🇦🇺🇸🇪 here", "🇺🇸"),              # no US flag between Australia's and Sweden's
+    ("flags 🇦🇺🇸🇪 here", "🇸"),
+    ("a 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f b", "🏴"),  # a subdivision flag
+])
+def test_a_quote_never_ends_inside_an_emoji_sequence(page, quote):
+    assert find_quote(page, quote) is None
+
+
+def test_emoji_sequences_are_found_whole():
+    assert span("I am 👩\u200d💻 now", "am 👩\u200d💻 now") == (2, 12)
+    assert span("flags 🇦🇺🇸🇪 here", "🇸🇪") == (8, 10)
+    assert span("go 👍🏽 yes", "go 👍🏽") == (0, 5)
+
+
+def test_arabic_tatweel_is_left_out():
+    """Tatweel (kashida, U+0640) only stretches a word for justification: الكتـــاب is الكتاب."""
+    assert span("قال إن الكتـــاب مفيد", "الكتاب مفيد") == (7, 21)
+    assert span("قال إن الكتاب مفيد", "الكتـاب") == (7, 13)
+    assert find_quote("قال إن الكتـــاب مفيد", "الكت") is None  # still whole words
+
+
+def test_a_zero_width_non_joiner_stands_for_a_space_or_for_nothing():
+    """Persian writes می‌خواهم with a zero-width non-joiner (U+200C); it is typed as a space or left out as often."""
+    page = "او گفت می\u200cخواهم بروم"
+    for quote in ("می\u200cخواهم بروم", "میخواهم بروم", "می خواهم بروم"):
+        assert find_quote(page, quote) is not None, quote
+    assert find_quote("او گفت می خواهم بروم", "می\u200cخواهم") is not None
+    assert find_quote(page, "خواهم بروم") is not None and find_quote(page, "واهم") is None
+
+
+# ----- tables -----
+# A table's cells, quoted as prose ("Kyle Busch 5040"), are found in its row; a quote never runs from one row
+# into the next (nor across the header's separator line) unless the page has those words together elsewhere.
+TABLE = ("Standings after the final race.\n\n| Driver | Points | Wins |\n| --- | --- | --- |\n"
+         "| Kyle Busch | 5040 | 5 |\n| Denny Hamlin | 4000 | 3 |\n\nHamlin won three.")
+COMPACT = "|Driver|Points|Wins|\n|---|---|---|\n|Kyle Busch|5040|5|\n|Denny Hamlin|4000|3|"
+PLAIN = "Standings.\n\nDriver | Points | Wins\nKyle Busch | 5040 | 5\nDenny Hamlin | 4000 | 3\n\nHamlin won three."
+
+
+@pytest.mark.parametrize("page", [TABLE, COMPACT, PLAIN])
+def test_a_quote_across_the_cells_of_one_row_is_found(page):
+    for quote in ("Kyle Busch 5040", "Busch 5040 5", "Kyle Busch | 5040", "Denny Hamlin 4000 3", "Driver Points Wins",
+                  "| Kyle Busch | 5040 | 5 |", "Points"):
+        found = find_quote(page, quote)
+        assert found is not None, (page, quote)
+    assert find_quote(page, "Busch5040") is None  # two cells are two words
+
+
+@pytest.mark.parametrize("page", [TABLE, COMPACT])
+def test_a_quote_never_bridges_two_rows_of_a_table(page):
+    for quote in ("5 Denny", "5040 5 Denny Hamlin", "Wins Kyle", "Points Wins Kyle Busch", "5-Denny", "5 | Denny",
+                  "Wins --- Kyle"):
+        assert find_quote(page, quote) is None, (page, quote)
+    # The match as written is found again, in the page and by itself: a row's end is told from the `|` on either
+    # side of its line break, which a match over it holds.
+    for quote in ("| Kyle Busch | 5040 | 5 |\n| Denny", "5 |\n| Denny Hamlin", "Busch 5040"):
+        found = find_quote(page, quote)
+        if found is not None:
+            written = page[found.start:found.end]
+            assert find_quote(page, written) is not None and find_quote(written, quote) is not None
+
+
+def test_plain_text_rows_are_lines():
+    """Plain text writes a table's rows as lines with nothing to tell them from prose: they run on like lines."""
+    assert find_quote(PLAIN, "5 Denny") is not None and find_quote(PLAIN, "Busch 5040") is not None
+
+
+def test_a_quote_over_two_rows_is_found_where_the_page_has_the_words_together():
+    page = TABLE + "\n\nIn race 5 Denny Hamlin led."
+    found = find_quote(page, "5 Denny")
+    assert found is not None and found.occurrences == 1 and page[found.start:found.end] == "5 Denny"
+    assert found.start > page.index("In race")
+    # A quote written as the table's two rows is the page's two rows.
+    assert find_quote(TABLE, "| Kyle Busch | 5040 | 5 |\n| Denny Hamlin | 4000 | 3 |") is not None
+
+
+def test_rows_end_at_punctuation_and_in_scripts_without_spaces_too():
+    assert find_quote("| Total. |\n| Next |", "Total. Next") is None
+    assert find_quote("| 北京 | 2100 |\n| 上海 | 2400 |", "北京 2100") is not None
+    assert find_quote("| 北京 | 2100 |\n| 上海 | 2400 |", "2100 上海") is None
+    assert find_quote("| 北京 | 2100 |\n| 上海 | 2400 |", "北京上海") is None
+
+
+def test_a_pipe_in_a_cell_is_written_escaped_and_reads_as_a_pipe():
+    page = "| Name | Plan |\n| --- | --- |\n| Pro\\|Team | 12 |"
+    assert find_quote(page, "Pro|Team 12") is not None and find_quote(page, "Pro Team") is not None
+    assert find_quote("a pipe|joined word", "pipe joined") is not None  # a pipe is a boundary anywhere
+    assert find_quote("a pipe|joined word", "pipejoined") is None
+
+
+_CELL_WORDS = st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=4), min_size=1, max_size=3).map(" ".join)
+
+
+@examples(200)
+@given(rows=st.lists(st.lists(_CELL_WORDS, min_size=2, max_size=4), min_size=2, max_size=5), data=st.data(),
+       markdown=st.booleans())
+def test_any_run_of_one_row_s_cells_is_found_and_no_run_over_two_rows(rows, data, markdown):
+    width = max(len(r) for r in rows)
+    rows = [r + ["x"] * (width - len(r)) for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(r) + " |" for r in rows]
+        lines.insert(1, "|" + " --- |" * width)
+    else:
+        lines = [" | ".join(r) for r in rows]
+    page = "\n".join(lines)
+    r = data.draw(st.integers(0, len(rows) - 1))
+    i = data.draw(st.integers(0, width - 1))
+    j = data.draw(st.integers(i + 1, width))
+    assert find_quote(page, " ".join(rows[r][i:j])) is not None
+    # The last cell of a row and the first of the next, as prose: in a Markdown table found only if some row
+    # holds them together; plain text's rows are lines, which run on.
+    below = data.draw(st.integers(0, len(rows) - 2))
+    quote = rows[below][-1] + " " + rows[below + 1][0]
+    wanted = quote.split()
+    together = any(words[k:k + len(wanted)] == wanted for words in (" ".join(row).split() for row in rows)
+                   for k in range(len(words)))
+    assert (find_quote(page, quote) is not None) is (together or not markdown), (page, quote)
 
 
 # ----- verify off the event loop -----

@@ -123,11 +123,54 @@ def test_a_comma_inside_a_number_is_no_clause_end():
     assert all(not p[-1].isdigit() or text[text.index(p) + len(p):][:1] in ("", " ") for p in pieces)
 
 
+def test_arabic_clause_marks_cut_a_long_sentence():
+    text = "ذهب الولد إلى المدرسة الكبيرة، ثم عاد إلى البيت بعد ذلك ولعب مع أصدقائه في الحديقة الكبيرة"
+    pieces = sentences(text, max_chars=45)
+    assert pieces[0] == "ذهب الولد إلى المدرسة الكبيرة،" and all(len(p) <= 45 for p in pieces)
+    assert sentences("كلمة كلمة كلمة كلمة؛ كلمة كلمة كلمة كلمة كلمة", max_chars=30)[0].endswith("؛")
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+
+
 def test_cjk_clause_marks_cut_without_a_space_and_text_without_any_is_cut_at_the_limit():
     text = "一二三四五六七八九十、" * 6
     pieces = sentences(text, max_chars=25)
     assert all(len(p) <= 25 for p in pieces) and all(p.endswith("、") for p in pieces)
     assert sentences("x" * 25, max_chars=10) == ["x" * 10, "x" * 10, "x" * 5]
+
+
+_CLUSTERS = ["क्ष", "त्रि", "य", "👩\u200d💻", "👍🏽", "🇺🇸", "ที่", "น้ำ", "e\u0301", "가", "\u1100\u1161\u11a8", "x", "字"]
+
+
+def _joined(text: str, k: int) -> bool:
+    """text[k] is part of the character before it (a mark, a ZWJ or what follows one, a skin tone, the second
+    regional indicator of a flag, a Hangul jamo vowel or final)."""
+    ch, code = text[k], ord(text[k])
+    ri = [0x1F1E6 <= ord(c) <= 0x1F1FF for c in text[:k + 1]]
+    run = 0
+    while run < k and ri[k - 1 - run]:
+        run += 1
+    return (unicodedata.category(ch)[0] == "M" or ch == "\u200d" or text[k - 1] == "\u200d"
+            or 0x1F3FB <= code <= 0x1F3FF or 0x1160 <= code <= 0x11FF or (ri[k] and run % 2 == 1))
+
+
+@examples(200)
+@given(clusters=st.lists(st.sampled_from(_CLUSTERS), min_size=1, max_size=60),
+       max_chars=st.integers(min_value=6, max_value=40))
+def test_a_long_run_without_spaces_is_never_cut_inside_a_character(clusters, max_chars):
+    """Text with no space or clause mark within the limit (Devanagari conjuncts, Thai, emoji sequences) is cut
+    at the limit: at the last boundary between user-perceived characters before it, not inside one."""
+    text = "".join(clusters)
+    for s, e in split_sentences(text, 0, len(text), max_chars):
+        assert e - s <= max_chars
+        assert not _joined(text, s) if s > 0 else True, (text[s:e], s)
+        assert e == len(text) or not _joined(text, e), (text[s:e], e)
+
+
+def test_a_devanagari_run_is_cut_between_its_letters():
+    text = "क्षत्रिय" * 10
+    pieces = sentences(text, max_chars=15)
+    assert "".join(pieces) == text and all(len(p) <= 15 for p in pieces)
+    assert all(unicodedata.category(p[0])[0] != "M" for p in pieces)
 
 
 def test_a_sentence_of_exactly_the_limit_is_not_cut():

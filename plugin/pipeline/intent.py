@@ -37,7 +37,7 @@ _TIMELY_WORDS = re.compile(
     r"|hôm\s+nay|mới\s+nhất|tin\s+tức|hiện\s+nay|tuần\s+này|gần\s+đây|thời\s+tiết",
     re.I,
 )
-_YEAR = re.compile(r"(?<!\d)(19\d{2}|20\d{2})(?!\d)")
+_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")  # in any script's digits (２０２６, ٢٠٢٦): int() reads them all
 
 _REFERENCE_WORDS = re.compile(
     r"\b(?:docs?|documentation|api|reference|manual|tutorials?|guide|spec|specification|rfc|syntax|examples?|"

@@ -41,18 +41,32 @@ _EN_RANGES = [
     (re.compile(rf"\b(?:in\s+the\s+)?(?:past|last)\s+(?:12\s*months|year)\b{_NAMED}|\bthis\s+year\b{_NAMED}", re.I),
      "year"),
 ]
+
+
+def _digits(number: str) -> str:
+    """`number` as a pattern of its ASCII or full-width digits (a Chinese IME writes 最近７天 as often as 最近7天)."""
+    return "".join(f"[{d}{chr(ord(d) + 0xFEE0)}]" for d in number)
+
+
 _ZH_RANGES = [
     # 今天 (today), not 今日: 今日 begins names (今日头条 Toutiao, 今日美国 USA Today, 今日说法, 今日から俺は!!), and
     # "今日头条" became "头条" from the past day. 今日 still makes a query timely (intent.py).
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)?\s*(?:天|日)|(?:最近|近|过去)\s*24\s*小时|24\s*小时内|今天"), "day"),
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*(?:周|星期)|(?:最近|近|过去)\s*(?:7|七)\s*天|一周内|本周"), "week"),
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*个?月|(?:最近|近|过去)\s*30\s*天|一个月内|本月"), "month"),
-    (re.compile(r"(?:最近|近|过去)\s*(?:一|1)\s*年|一年内|今年"), "year"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})?\s*(?:天|日)|(?:最近|近|过去)\s*{_digits('24')}\s*小时|"
+                rf"{_digits('24')}\s*小时内|今天"), "day"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})\s*(?:周|星期)|(?:最近|近|过去)\s*(?:{_digits('7')}|七)\s*天|"
+                r"一周内|本周"), "week"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})\s*个?月|(?:最近|近|过去)\s*{_digits('30')}\s*天|一个月内|本月"),
+     "month"),
+    (re.compile(rf"(?:最近|近|过去)\s*(?:一|{_digits('1')})\s*年|一年内|今年"), "year"),
 ]
+
+# A year of four digits in any script (２０２５, ٢٠٢٥); only one from 1900 on counts (_FIRST_SINCE_YEAR), so a Jalali or
+# Hijri year (۱۴۰۰) is left alone.
 _SINCE = [
-    re.compile(r"((?:19|20)\d{2})\s*年\s*(?:以后|以来|之后|后|至今)"),
-    re.compile(r"\b(?:since|after)\s+((?:19|20)\d{2})\b", re.I),
+    re.compile(r"(?<!\d)(\d{4})\s*年\s*(?:以后|以来|之后|后|至今)"),
+    re.compile(r"\b(?:since|after)\s+(\d{4})\b", re.I),
 ]
+_FIRST_SINCE_YEAR = 1900
 _RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
 _SPACE = re.compile(r"\s+")
 
@@ -117,11 +131,12 @@ def parse_operators(query: str, *, site: str | None = None, allowed_domains: tup
     for pattern in _SINCE:
         # A year still to come is what the query is about ("climate after 2050", "2030年以后的能源"), not a
         # publication window: no page can be from then, and it would ask the engines for the past day.
-        found = [m for m in pattern.finditer(text) if int(m.group(1)) <= now.year]
+        found = [m for m in pattern.finditer(text) if _FIRST_SINCE_YEAR <= int(m.group(1)) <= now.year]
         if found:
             since = date(int(found[0].group(1)), 1, 1)
             # Keep the year in the text: engines match it, and it is not an instruction word.
-            text = pattern.sub(lambda mm: f" {mm.group(1)} " if int(mm.group(1)) <= now.year else mm.group(0), text)
+            text = pattern.sub(lambda mm: f" {mm.group(1)} " if _FIRST_SINCE_YEAR <= int(mm.group(1)) <= now.year
+                               else mm.group(0), text)
             break
     time_range = time_range or found_range
     range_asked = bool(time_range)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from itertools import accumulate, chain
@@ -52,6 +53,14 @@ sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eigh
 thousands million millions billion billions trillion trillions dozen dozens half quarter third double twice
 triple""".split())
 _WORDISH = re.compile(r"\w+")
+# Digits of any script as ASCII (٢٠٢٤, २०२४, ２０２４ are 2024), so a number the question holds is known in the
+# sentence whatever digits either writes it with.
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+
+
+def _words(text: str) -> set[str]:
+    text = _OTHER_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group(0))), text.casefold())
+    return set(_WORDISH.findall(text))
 
 BASE = ("bm25", "proximity", "context", "heading", "cover")
 LEXICAL = BASE + ("lead", "typed") + tuple(f"typed_{name}" for name in BASE)
@@ -146,7 +155,7 @@ def window_features(text: str, query: str, *, markdown: bool = True, options: Ra
     # the same page and question score alike in every process, to the last bit)
     sentence_share = [sum(idf[t] for t in bag) / total_idf for bag in bags]
     wanted = answer_kind(query, options.answer_kinds)
-    asked = set(_WORDISH.findall(query.casefold()))
+    asked = question_words(query)
     typed = [bool(wanted) and fits(wanted, text[u.start:u.end], asked) for u in units]
     spans = _spans(units, options.window_chars)
     # Sums over a window's units from running totals, as windows slide forward (both ends only move on):
@@ -328,13 +337,18 @@ def _lowered(found: re.Match) -> str:
     return "x" * len(found.group(0))
 
 
+def question_words(question: str) -> set[str]:
+    """The question's words as `fits` compares them: case-folded, digits in ASCII."""
+    return _words(question)
+
+
 def fits(kind: str, sentence: str, asked: set[str] = frozenset()) -> bool:
     """The sentence holds a number, date or name that the question itself does not (`asked`: the
     question's words, case-folded)."""
     pattern = {"number": _NUMBER, "date": _MONTHS, "name": _NAME}[kind]
     if kind == "name" and len(sentence) >= 100:
         sentence = _LONG_RUN.sub(_lowered, sentence)
-    if any(not set(_WORDISH.findall(found.group(0).casefold())) <= asked for found in pattern.finditer(sentence)):
+    if any(not _words(found.group(0)) <= asked for found in pattern.finditer(sentence)):
         return True
     return kind == "number" and any(word in NUMBER_WORDS and word not in asked
                                     for word in _WORDISH.findall(sentence.casefold()))

@@ -17,21 +17,30 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from engines.dates import parse_date
+from engines.dates import EARLIEST, parse_date
 
 # Words that introduce a page's own date in a byline or dateline.
 BYLINE_WORDS = re.compile(
     r"\b(?:published|posted|updated|modified|written|dated?|released|veröffentlicht|publiziert|erschienen|"
     r"aktualisiert|publié|"
     r"mis à jour|publicado|actualizado|pubblicato|aggiornato|gepubliceerd|opublikowano|опубликовано|"
-    r"обновлено)\b|发布|發布|发表|發表|更新|日期|时间|時間|公開|投稿|게시|작성", re.I)
+    r"обновлено)\b|发布|發布|发表|發表|更新|日期|时间|時間|公開|投稿|게시|작성"
+    # Arabic, Persian (matched with vowel marks and tatweel off: نُشر is نشر), Hindi, Bengali, Thai
+    r"|نشر|تحديث|بتاريخ|تاريخ|تاریخ|انتشار|منتشر|بروزرسانی|به‌روزرسانی|प्रकाशित|अपडेट|दिनांक|প্রকাশিত|আপডেট|"
+    r"เผยแพร่|ปรับปรุง|อัปเดต|โพสต์|วันที่", re.I)
+_ARABIC_MARKS = re.compile(r"[\u0640\u064b-\u065f\u0670]")
+
+
+def has_byline_word(line: str) -> bool:
+    return BYLINE_WORDS.search(_ARABIC_MARKS.sub("", line)) is not None
 # Class or id words of elements that hold a page's own date or byline.
 DATE_MARKS = re.compile(r"date|time|byline|dateline|posted|published|pubdate|post-meta|entry-meta|article-meta",
                         re.I)
 BYLINE_LINES = 40  # lines of the page's visible text looked at for a byline
 BYLINE_MAX_CHARS = 160  # a longer line is a sentence that happens to hold a date, not a byline
-EARLIEST = dt.date(1990, 1, 1)
-_FAR_APART = (dt.datetime(2000, 1, 1), dt.datetime(2030, 6, 15))
+# Two moments far apart and after any page's date: a date read the same at both is absolute. (parse_date reads
+# no date after its `now`, so both lie ahead; _plausible then holds the date to today.)
+_FAR_APART = (dt.datetime(2100, 1, 1), dt.datetime(2200, 6, 15))
 
 
 def date_params() -> dict:
@@ -130,7 +139,7 @@ def absolute_date(text: str, language: str | None = None) -> dt.date | None:
 def byline_date(visible_lines: list[str], language: str | None = None) -> dt.date | None:
     """An absolute date on a byline line among the first lines of the page's text."""
     for line in visible_lines[:BYLINE_LINES]:
-        if len(line) <= BYLINE_MAX_CHARS and BYLINE_WORDS.search(line):
+        if len(line) <= BYLINE_MAX_CHARS and has_byline_word(line):
             found = absolute_date(line, language)
             if found is not None:
                 return found
@@ -187,7 +196,7 @@ def vouched(tree, raw_html: str, url: str | None, day: dt.date) -> bool:
         return True  # found in another form (a meta tag, <time>, JSON-LD, a dated element), or also outside the text
     for node in nodes:
         line = next((part for part in str(node).splitlines() if iso in part), "")
-        if len(line) <= BYLINE_MAX_CHARS and BYLINE_WORDS.search(line):
+        if len(line) <= BYLINE_MAX_CHARS and has_byline_word(line):
             return True
         element, depth = node.getparent(), 0
         while element is not None and depth < 4:

@@ -13,7 +13,9 @@ line of running text is cut into sentences:
 - at a space between two Thai (or Lao) characters: Thai writes no full stop, a space ends a sentence
   or clause.
 A sentence longer than `max_chars` (a run-on list without punctuation) is cut after its last `;` or `,`
-followed by a space, `、`, `，` or `；`, else at its last space, before the limit, so no unit outgrows a
+(Arabic script: `؛`, `،`) followed by a space, `、`, `，` or `；`, else at its last space, before the limit, else at the limit itself,
+moved back to the start of a user-perceived character (never between a letter and its marks, inside an
+emoji's ZWJ sequence or skin tone, or between a flag's two letters: `joins_previous`), so no unit outgrows a
 passage; code blocks and data tables are never cut. `US.` and `EU.` end a sentence (`U.S.` does not: a
 dotted abbreviation), as `us.` does (`He told us. Then …`).
 Pure: no I/O, no settings; `plugin.reading.passages` builds windows of these units.
@@ -22,6 +24,7 @@ Pure: no I/O, no settings; `plugin.reading.passages` builds windows of these uni
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # Scripts written without spaces between words (Thai and Lao, Myanmar, Hangul Jamo, Khmer, kana, Hangul
@@ -50,8 +53,9 @@ _THAI = "\u0e00-\u0e7f\u0e80-\u0eff"
 _THAI_SPACE = re.compile(rf"(?<=[{_THAI}])[ \u00a0]+(?=[{_THAI}])")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[\"'”’»)\]]*$")
 _NEXT_CHARS = re.compile(r"\s*(.{0,4})", re.S)  # the first characters after a full stop and its spaces
-# A clause ends after `;` or `,` and a space (not inside `1,000`), or after the CJK marks (no space follows).
-_CLAUSE_BREAK = re.compile(r"[;,](?=\s)\s*|[、，；]\s*|\s+")
+# A clause ends after `;` or `,` (or the Arabic-script `،` `؛`) and a space (not inside `1,000`), or after the
+# CJK marks (no space follows).
+_CLAUSE_BREAK = re.compile(r"[;,،؛](?=\s)\s*|[、，；]\s*|\s+")
 ABBREVIATIONS = frozenset("""
 mr mrs ms dr prof sr jr st mt ft vs etc eg ie cf al approx dept est inc ltd co corp no nos vol vols fig figs
 pp ed eds rev gen col lt sgt capt cmdr gov sen rep jan feb mar apr jun jul aug sep sept oct nov dec
@@ -295,6 +299,41 @@ def _abbreviation(before: str) -> bool:
     return word.lower() in ABBREVIATIONS or bool(dotted and dotted.group(1) in ABBREVIATIONS)
 
 
+_ZWJ = "\u200d"
+
+
+def _regional_indicator(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
+
+
+def joins_previous(text: str, k: int) -> bool:
+    """text[k] is part of the user-perceived character before it: a combining mark (a vowel sign, a virama, a
+    nukta, an accent, a variation selector), a Hangul vowel or final jamo, a zero-width joiner or what follows
+    one (👩‍💻), an emoji skin tone or tag (🏴 and its subdivision's tags), or a flag's second regional letter."""
+    if k <= 0 or k >= len(text):
+        return False
+    ch = text[k]
+    code = ord(ch)
+    if (unicodedata.category(ch)[0] == "M" or ch == _ZWJ or text[k - 1] == _ZWJ or 0x1F3FB <= code <= 0x1F3FF
+            or 0xE0020 <= code <= 0xE007F or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF):
+        return True
+    if _regional_indicator(ch):  # the second of a pair, counting the run of regional letters before it
+        run = 0
+        while k - 1 - run >= 0 and _regional_indicator(text[k - 1 - run]):
+            run += 1
+        return run % 2 == 1
+    return False
+
+
+def _character_start(piece: str, start: int, cut: int) -> int:
+    """`cut`, or the start of the user-perceived character it falls inside (left where that character begins
+    at `start`: one character longer than the limit is cut inside)."""
+    back = cut
+    while back > start and joins_previous(piece, back):
+        back -= 1
+    return back if back > start else cut
+
+
 def _trim(piece: str, start: int, end: int) -> tuple[int, int]:
     while start < end and piece[start].isspace():
         start += 1
@@ -314,7 +353,7 @@ def _bounded(piece: str, start: int, end: int, max_chars: int) -> list[tuple[int
                 mark = found.end()
             else:
                 space = found.start()
-        cut = mark or space or start + max_chars
+        cut = mark or space or _character_start(piece, start, start + max_chars)
         s, e = _trim(piece, start, cut)
         if e > s:
             spans.append((s, e))

@@ -7,17 +7,28 @@ boundary the page has one, and where it has none the page has none (`the rapist`
 `the drug can` is not in `the drug can't`). What folds (`fold_for_matching`):
 - the kind and amount of whitespace between two words (a space, a line break, a run of spaces);
 - hyphens and dashes: a dash between two words stands for a space or for nothing (`e-mail`, `email`,
-  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), so a word the page hyphenates at a line end (`thera-`,
+  `e mail`; `Byron–Lovelace`, `Byron Lovelace`), and so does a zero-width non-joiner (Persian `می‌خواهم`,
+  `میخواهم`, `می خواهم`), so a word the page hyphenates at a line end (`thera-`,
   a line break, `pist`) matches written whole;
 - whitespace next to punctuation (`Dr. Ada`, `Dr.Ada`); punctuation itself counts (`1,000` is not `1000`);
 - quote marks and apostrophes are left out, and an apostrophe between letters is inside its word
   (`can't` is one word: `cant`);
-- Markdown marks are left out (`*`, `_`, backticks, `~`, `#`, `>`, `|`) and split no word, so a quote
+- Markdown marks are left out (`*`, `_`, backticks, `~`, `#`, `>`) and split no word, so a quote
   matches the Markdown text whether or not it kept `**bold**` (`re**ad**able` is `readable`);
+- a table's cell separator `|` (and `\\|`, a pipe escaped inside a cell) is a word boundary like a space,
+  so the cells of a row quoted as prose match (`Kyle Busch 5040` in `| Kyle Busch | 5040 | 5 |`, or
+  `Kyle Busch | 5040 | 5` as plain text gives it); but the line break between two rows of a Markdown table
+  (`|`, a line break, `|`: a row and the next, or the header's `| --- |` line) fits nothing but such a line
+  break in the quote: a quote never runs from one row into the next (`5 Denny` is not in `| … | 5 |`, a
+  line break, `| Denny … |`) unless the page has those words together elsewhere. (Plain text writes a
+  table's rows as lines, `a | b`, with nothing to tell them from lines of prose: a quote runs on from one
+  to the next there, as from line to line);
 - Unicode normal form, width and compatibility forms (NFKC, text in NFD matches text in NFC), and case
-  (case folding); accents and every other letter, digit and mark count.
+  (case folding); accents and every other letter, digit and mark count (Arabic tatweel, which only
+  stretches a word, is left out);
 A match must start and end at word boundaries of the page (`cat` is not in `concatenate`), never inside
-a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page);
+a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page), nor
+inside one user-perceived character (`👩` is not in `👩‍💻`, `👍` not in `👍🏽`, `🇺🇸` not in `🇦🇺🇸🇪`);
 in scripts written without spaces (CJK, Thai, Lao, Myanmar, Khmer) any character is a boundary and spaces between their
 characters do not count.
 Pure matching here (`find_quote`); `verify` reads the page through the shared reader, and runs the
@@ -35,14 +46,16 @@ from dataclasses import dataclass
 from plugin.errors import INVALID_PARAMETER, FetchError, checked_arguments
 from plugin.infra.lifecycle import run_sync
 from plugin.models import VerifyResponse
-from plugin.reading.sentences import HEADING, SPACELESS_SCRIPTS, segment
+from plugin.reading.sentences import HEADING, SPACELESS_SCRIPTS, joins_previous, segment
 from plugin.settings import Settings
 
 # Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
-_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>|")
+_TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>\u0640")  # U+0640: Arabic tatweel, a justification stretch
+_CELL = "|"  # a table's cell separator: a word boundary
 # What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
-# boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word).
-SPACE, DASH, NONE = " ", "-", "."
+# boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word); and between any two characters, the
+# end of a table row (BREAK: it fits only itself).
+SPACE, DASH, NONE, BREAK = " ", "-", ".", "\n"
 MAX_QUOTE_CHARS = 5000
 
 
@@ -57,7 +70,8 @@ class QuoteMatch:
 class Folded:
     """A text folded for matching: `chars`, the folded characters; `gaps[k]`, what lies between characters
     k - 1 and k when both are letters or digits of a spaced script (SPACE: whitespace, DASH: a dash or
-    hyphen, NONE: nothing: they are one word), else NONE; `starts[k]:ends[k]`, the characters of the text
+    hyphen, NONE: nothing: they are one word), BREAK between any two characters the end of a table row lies
+    between, else NONE; `starts[k]:ends[k]`, the characters of the text
     folded character k came from (one character with its combining marks); `whole[k]`: k is the first
     (bit 1) and the last (bit 2) of what they folded to (a ligature folds to two, neither whole alone)."""
 
@@ -73,28 +87,33 @@ class Folded:
         return "".join(g + c if g != NONE else c for g, c in zip(self.gaps, self.chars))
 
 
+def _row_break(text: str, start: int, end: int) -> bool:
+    """The whitespace text[start:end] is the line break between two rows of a Markdown table (or a row and
+    the header's `| --- |` line): a line break with a `|` right before it and right after it. Told from those
+    two characters alone, so the match as written (which holds them) reads the same as the page around it."""
+    return 0 < start and end < len(text) and text[start - 1] == _CELL and text[end] == _CELL and (
+        "\n" in text[start:end])
+
+
 
 def _kind(ch: str) -> str:
     """word, space, dash, skip (transparent) or other (punctuation and symbols, which count as written)."""
-    if ch.isspace():
+    if ch.isspace() or ch == _CELL:
         return "space"
     if ch in _TRANSPARENT:
         return "skip"
     category = unicodedata.category(ch)
-    if category == "Pd" or ch == "\u00ad":  # a soft hyphen marks where a word was hyphenated
+    # a soft hyphen marks where a word was hyphenated; a zero-width non-joiner (Persian می‌خواهم) is typed as a
+    # space or left out as often: both stand for a boundary or none
+    if category == "Pd" or ch in "\u00ad\u200c":
         return "dash"
     if category[0] in "LNM":
         return "word"
+    if "\U000e0020" <= ch <= "\U000e007f":  # the tags of a subdivision flag (🏴 + gbsct): part of what it shows
+        return "other"
     if category[0] == "C":  # format and control characters (a zero-width joiner, a BOM): invisible
         return "skip"
     return "other"
-
-
-def _joins(ch: str) -> bool:
-    """`ch` belongs to the character before it: a combining mark, or a Hangul vowel or final jamo (NFD
-    Korean), so a character in NFD folds as it does in NFC."""
-    code = ord(ch)
-    return unicodedata.category(ch)[0] == "M" or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF
 
 
 _SPACELESS_CHAR = re.compile("[" + "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in SPACELESS_SCRIPTS) + "]")
@@ -113,7 +132,7 @@ def _wordlike(ch: str) -> bool:
 
 # Runs that fold character for character are taken whole (most of a page): letters and digits, whitespace;
 # anything else goes one character (with its combining marks) at a time.
-_RUN = re.compile(r"(\s+)|([^\W_]+)|.", re.S)
+_RUN = re.compile(r"(\s+)|([^\W_\u0640]+)|.", re.S)
 _JAMO = re.compile(r"[\u1100-\u11ff\ud7b0-\ud7ff]")
 
 
@@ -133,12 +152,15 @@ def fold_for_matching(text: str) -> Folded:
             continue  # a combining mark already folded with the character before it
         index = found.start()
         if found.group(1):
-            gap = SPACE if gap == NONE else gap  # whitespace after a dash (a line-end hyphen) keeps the dash
+            if _row_break(text, found.start(), found.end()):
+                gap = BREAK
+            else:
+                gap = SPACE if gap == NONE else gap  # whitespace after a dash (a line-end hyphen) keeps the dash
             index = found.end()
             continue
         if found.group(2):
             end = found.end()
-            if end < length and _joins(text[end]):
+            if end < length and joins_previous(text, end):
                 end -= 1  # the last letter takes the marks after it: folded below, with them
             run = text[index:end]
             folded = run.lower() if run.isascii() else None
@@ -146,7 +168,8 @@ def fold_for_matching(text: str) -> Folded:
                 folded = run.casefold()
                 folded = folded if len(folded) == len(run) and unicodedata.is_normalized("NFKC", folded) else None
             if folded:  # one folded character per character
-                gaps.append((gap if last_wordlike and _wordlike(folded[0]) else NONE) + NONE * (len(folded) - 1))
+                gaps.append((gap if gap == BREAK or last_wordlike and _wordlike(folded[0]) else NONE)
+                            + NONE * (len(folded) - 1))
                 chars.append(folded)
                 starts.extend(range(index, end))
                 ends.extend(range(index + 1, end + 1))
@@ -154,9 +177,10 @@ def fold_for_matching(text: str) -> Folded:
                 gap, last_wordlike, index = NONE, _wordlike(folded[-1]), end
         while index < found.end():  # one character with its combining marks at a time
             end = index + 1
-            while end < length and _joins(text[end]):
+            while end < length and joins_previous(text, end):
                 end += 1
-            if text[index] in _TRANSPARENT:  # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"
+            if text[index] in _TRANSPARENT or text.startswith("\\|", index):
+                # before its fold: `´` (an apostrophe in `don´t`) folds to " ́"; `\|` is a pipe escaped in a cell
                 index = end
                 continue
             kept = [(ch, _kind(ch)) for ch in unicodedata.normalize("NFKC", text[index:end]).casefold()]
@@ -165,11 +189,11 @@ def fold_for_matching(text: str) -> Folded:
             for ch, kind in kept:
                 if kind == "space":  # what a spacing accent folds to (`¨` to " ̈"), as its NFKC form would
                     gap = SPACE if gap == NONE else gap
-                elif kind == "dash":
-                    gap = SPACE if gap == SPACE else DASH  # a dash after whitespace (`a - b`) is a plain boundary
+                elif kind == "dash":  # a dash after whitespace (`a - b`) is a plain boundary; a row's end stays
+                    gap = gap if gap in (SPACE, BREAK) else DASH
                 elif kind != "skip":
                     wordlike = kind == "word" and not _spaceless(ch)
-                    gaps.append(gap if last_wordlike and wordlike else NONE)
+                    gaps.append(gap if gap == BREAK or last_wordlike and wordlike else NONE)
                     chars.append(ch)
                     starts.append(index)
                     ends.append(end)
@@ -180,10 +204,11 @@ def fold_for_matching(text: str) -> Folded:
     return Folded("".join(chars), "".join(gaps), starts, ends, whole)
 
 
-# A run of gaps as two bit planes, one byte per gap (1 where the gap is a space; 1 where it is none); a dash
-# is in neither plane, so it fits anything.
-_SPACE_PLANE = str.maketrans({SPACE: "\x01", DASH: "\x00", NONE: "\x00"})
-_NONE_PLANE = str.maketrans({SPACE: "\x00", DASH: "\x00", NONE: "\x01"})
+# A run of gaps as three bit planes, one byte per gap (1 where the gap is a space; 1 where it is none; 1 where a
+# row ends); a dash is in neither of the first two, so it fits anything but a row's end, which fits only itself.
+_SPACE_PLANE = str.maketrans({SPACE: "\x01", DASH: "\x00", NONE: "\x00", BREAK: "\x00"})
+_NONE_PLANE = str.maketrans({SPACE: "\x00", DASH: "\x00", NONE: "\x01", BREAK: "\x00"})
+_BREAK_PLANE = str.maketrans({SPACE: "\x00", DASH: "\x00", NONE: "\x00", BREAK: "\x01"})
 
 
 def _plane(gaps: str, table: dict) -> int:
@@ -202,8 +227,10 @@ class _Boundaries:
         self.page = page_gaps
         self.quote_space = _plane(quote_gaps, _SPACE_PLANE)
         self.quote_none = _plane(quote_gaps, _NONE_PLANE)
+        self.quote_break = quote_gaps.translate(_BREAK_PLANE)
         self.page_space: str | None = None  # the page's planes, made the first time a run is not equal
         self.page_none: str | None = None
+        self.page_break: str | None = None
 
     def fit(self, start: int, end: int) -> bool:
         """The quote's gaps fit the page's `start:end`."""
@@ -212,6 +239,9 @@ class _Boundaries:
         if self.page_space is None:
             self.page_space = self.page.translate(_SPACE_PLANE)
             self.page_none = self.page.translate(_NONE_PLANE)
+            self.page_break = self.page.translate(_BREAK_PLANE)
+        if self.page_break[start:end] != self.quote_break:
+            return False
         space = int.from_bytes(self.page_space[start:end].encode("latin-1"), "big")
         none = int.from_bytes(self.page_none[start:end].encode("latin-1"), "big")
         return not (self.quote_space & none or self.quote_none & space)
