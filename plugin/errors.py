@@ -78,6 +78,16 @@ def unknown_arguments(where: str, given: Iterable[str], known: Sequence[str]) ->
                        f"{', '.join(known) or 'none'}", parameter=unknown)
 
 
+def engine_names_with_hints(unknown: Sequence[str], known: Iterable[str]) -> str:
+    """`bingo (did you mean bing or bing-cn?), altavista`: each unknown engine name with the closest known
+    ones. One wording for the `engines` argument, `--endpoint` and the `engines` setting."""
+    import difflib
+
+    known = list(known)
+    return ", ".join(f"{name} (did you mean {' or '.join(close)}?)"
+                     if (close := difflib.get_close_matches(name, known, n=3)) else name for name in unknown)
+
+
 def missing_arguments(where: str, missing: Sequence[str]) -> SearchError:
     return SearchError(INVALID_PARAMETER, f"{where} needs {', '.join(missing)}", parameter=list(missing))
 

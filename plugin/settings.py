@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, Settin
 
 from engines import ENGINES
 from engines.base import SafeSearch, Tier
-from plugin.errors import INVALID_PARAMETER, UNKNOWN_ENGINE, SearchError
+from plugin.errors import INVALID_PARAMETER, UNKNOWN_ENGINE, SearchError, engine_names_with_hints
 
 # Authority means official for this query (plugin/pipeline/intent.py, plugin/pipeline/fusion.py):
 # 1. the sites of what the query names, from this table (name, as a whole word, → domains; subdomains
@@ -231,7 +231,8 @@ def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
             raise SearchError(INVALID_PARAMETER, f"--endpoint {name}: {exc}", parameter="endpoint") from None
     unknown = [name for name in endpoints if name not in ENGINES]
     if unknown:
-        raise SearchError(UNKNOWN_ENGINE, f"--endpoint for unknown engine(s): {', '.join(unknown)}; known "
+        raise SearchError(UNKNOWN_ENGINE, f"--endpoint for unknown engine(s): "
+                          f"{engine_names_with_hints(unknown, ENGINES)}; known "
                           f"engines: {', '.join(sorted(ENGINES))}", unknown=unknown, known=sorted(ENGINES))
     return endpoints
 
@@ -239,10 +240,9 @@ def parse_endpoints(values: Sequence[str] | None) -> dict[str, str]:
 def _check_engine_names(names: Sequence[str]) -> None:
     unknown = [name for name in names if name not in ENGINES]
     if unknown:
-        hints = [f"{name} (did you mean {' or '.join(close)}?)"
-                 if (close := difflib.get_close_matches(name, ENGINES, n=3)) else name for name in unknown]
         raise PydanticCustomError("unknown_engine", "unknown engine(s): {unknown}; known engines: {known}",
-                                  {"unknown": ", ".join(hints), "known": ", ".join(sorted(ENGINES))})
+                                  {"unknown": engine_names_with_hints(unknown, ENGINES),
+                                   "known": ", ".join(sorted(ENGINES))})
 
 
 # A domain already in the form hosts are compared in (lower-case ASCII labels): the defaults, most values.

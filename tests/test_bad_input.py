@@ -283,3 +283,24 @@ async def test_the_mcp_tools_name_a_missing_or_misspelt_argument(loopback_settin
     assert [e["code"] for e in errors] == ["invalid_parameter"] * 3
     assert "did you mean limit?" in errors[0]["message"] and errors[0]["parameter"] == "limt"
     assert errors[1]["parameter"] == "query" and errors[2]["parameter"] == "url"
+
+
+async def test_a_misspelt_engine_is_told_the_closest_wherever_it_is_named(loopback_settings, monkeypatch, capsys):
+    # The `engines` argument, `--endpoint` and the `engines` setting say it alike (the setting alone did).
+    searcher = Searcher(loopback_settings)
+    try:
+        with pytest.raises(SearchError) as caught:
+            await searcher.search("hello world", engines=["bingo", "altavista"])
+    finally:
+        await searcher.close()
+    assert caught.value.code == "unknown_engine" and caught.value.details["unknown"] == ["bingo", "altavista"]
+    assert "bingo (did you mean bing or bing-cn?), altavista;" in caught.value.message
+    from plugin.surfaces.cli import main
+
+    monkeypatch.setenv("METASEARCH_STATE_BACKEND", "memory")
+    assert main(["search", "hello", "--endpoint", "bingo=http://127.0.0.1:9", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "unknown_engine" and "bingo (did you mean bing or bing-cn?)" in error["message"]
+    with pytest.raises(SearchError) as caught:
+        Settings(engines=["bingo"])
+    assert "bingo (did you mean bing or bing-cn?)" in caught.value.message

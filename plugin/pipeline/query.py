@@ -9,7 +9,8 @@ from typing import Iterable
 
 from engines import ENGINES
 from engines.base import SAFESEARCH_LEVELS, TIME_RANGES
-from plugin.errors import INVALID_PARAMETER, QUERY_REQUIRED, QUERY_TOO_LONG, UNKNOWN_ENGINE, SearchError
+from plugin.errors import (INVALID_PARAMETER, QUERY_REQUIRED, QUERY_TOO_LONG, UNKNOWN_ENGINE, SearchError,
+                           engine_names_with_hints)
 from plugin.pipeline.domains import check_domain, check_domains
 from plugin.pipeline.locale import check_region, check_user_location, region_for_country
 from plugin.pipeline.sanitize import QUERY_TEXT, normalise
@@ -85,7 +86,8 @@ def check_engines(raw: str | Iterable[str] | None) -> list[str] | None:
     if unknown:
         raise SearchError(
             UNKNOWN_ENGINE,
-            f"unknown engine(s): {', '.join(unknown)}; known engines: {', '.join(sorted(ENGINES))}",
+            f"unknown engine(s): {engine_names_with_hints(unknown, ENGINES)}; known engines: "
+            f"{', '.join(sorted(ENGINES))}",
             unknown=unknown,
             known=sorted(ENGINES),
         )
