@@ -18,6 +18,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from standins import bing_page, ddg_page, hang, page  # noqa: E402
+from stored import stored_entries  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = [("Rust async book", "https://rust-lang.github.io/async-book/", "rust async await <b>tutorial</b>"),
@@ -184,12 +185,8 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
     cancelled request. It now ends as `serve` does: it waits at most `shutdown_wait_ms` for requests in
     flight, closes the searcher (the state store's writes committed), prints no traceback and exits 0."""
     import signal
-    import sqlite3
 
     from aiohttp import web
-
-    from plugin.infra.state import open_state
-    from plugin.settings import Settings
 
     released = asyncio.Event()
 
@@ -235,16 +232,8 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
     assert "request still running after shutdown_wait_ms (1000 ms) was cancelled" in errors  # said, once
     assert errors.count("was cancelled") == 1, errors
     # The store is whole: the database checks clean, and the cooldown written during the search is there.
-    settings = Settings(endpoints={"bing": failing.url}, state_backend="sqlite")
-    state = open_state(settings)
-    try:
-        entry = await state.get(settings.upstream("bing"))
-        path = state.path
-    finally:
-        await state.close()
+    entry = (await stored_entries({"bing": failing.url}, "bing"))["bing"]
     assert entry is not None and entry.status == "error"
-    with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 async def test_closing_the_stdio_session_closes_the_searcher_and_commits_the_store(standins):
@@ -252,8 +241,6 @@ async def test_closing_the_stdio_session_closes_the_searcher_and_commits_the_sto
     exit by luck (the store's finalizer), and an engine request still out when the client went was never
     recorded (Searcher.close records it: the next process learns the engine hangs). Now the client closing
     stdin closes the searcher: both are in the store file once the process is gone."""
-    from plugin.infra.state import open_state
-    from plugin.settings import Settings
 
     failing = await standins(page("unavailable", status=503))  # benched by the search: a queued write
     stuck = await standins(hang(120))  # still out when the search answers at its overall deadline
@@ -268,13 +255,8 @@ async def test_closing_the_stdio_session_closes_the_searcher_and_commits_the_sto
         assert statuses["bing"] == "error" and statuses["duckduckgo-html"] != "ok", statuses
         assert stuck.requests and not stuck.finished  # the request is still out as the client goes
     # The SDK's client waits for the server process to exit (and ends it if it does not): it is gone.
-    settings = Settings(endpoints=endpoints, state_backend="sqlite")
-    state = open_state(settings)
-    try:
-        benched = await state.get(settings.upstream("bing"))
-        unanswered = await state.get(settings.upstream("duckduckgo-html"))
-    finally:
-        await state.close()
+    stored = await stored_entries(endpoints, "bing", "duckduckgo-html")
+    benched, unanswered = stored["bing"], stored["duckduckgo-html"]
     assert benched is not None and benched.status == "error"
     assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
 
@@ -286,9 +268,6 @@ async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_se
     (the engine request still out recorded) and exits 0. Spoken to in JSON-RPC lines, as a client does,
     to keep hold of the process and its exit status."""
     import signal
-
-    from plugin.infra.state import open_state
-    from plugin.settings import Settings
 
     stuck = await standins(hang(120))  # still out when the search answers at its overall deadline
     endpoints = {"duckduckgo-html": stuck.url}
@@ -321,12 +300,7 @@ async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_se
     errors = (await proc.stderr.read()).decode()
     assert code == 0, errors
     assert "Traceback" not in errors, errors
-    settings = Settings(endpoints=endpoints, state_backend="sqlite")
-    state = open_state(settings)
-    try:
-        unanswered = await state.get(settings.upstream("duckduckgo-html"))
-    finally:
-        await state.close()
+    unanswered = (await stored_entries(endpoints, "duckduckgo-html"))["duckduckgo-html"]
     assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
 
 
