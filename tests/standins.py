@@ -64,6 +64,15 @@ class StandIn:
         finally:
             self.finished.append(time.monotonic())
 
+    async def asked(self, seconds: float = 30.0) -> bool:
+        """Whether a request has come, waiting up to `seconds` for the first (a test waiting until the
+        request it set off is out before it acts)."""
+        for _ in range(round(seconds / 0.01)):
+            if self.requests:
+                break
+            await asyncio.sleep(0.01)
+        return bool(self.requests)
+
     def queries(self, name: str = "q") -> list[str]:
         """The query text of every request, from the URL or the form."""
         found = []

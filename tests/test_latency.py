@@ -172,10 +172,7 @@ async def test_a_burst_past_one_hung_engine_answers_without_waiting_for_its_admi
              deadline_ms=20000, soft_deadline_ms=20000, grace_ms=100, tiers={"bing": "primary",
                                                                           "duckduckgo-html": "primary"})
     holder = asyncio.create_task(s.search("tokio runtime", engines=["duckduckgo-html"]))
-    for _ in range(500):  # the holder's request is out: the only slot is taken
-        if hung.requests:
-            break
-        await asyncio.sleep(0.01)
+    await hung.asked(5.0)  # the holder's request is out: the only slot is taken
     burst = asyncio.ensure_future(asyncio.gather(*(s.search(f"rust async runtime {i}") for i in range(5))))
     await asyncio.wait([burst, holder], return_when=asyncio.FIRST_COMPLETED)
     try:
@@ -687,10 +684,7 @@ async def test_engine_runs_cancelled_under_a_waiting_search_leave_it_an_answer(s
     s = make({"bing": good.url, "brave": stuck.url}, grace_ms=20000, soft_deadline_ms=20000, deadline_ms=30000,
              timeout_ms=30000)
     search = asyncio.create_task(s.search("rust async runtime"))
-    for _ in range(200):
-        if stuck.requests:
-            break
-        await asyncio.sleep(0.01)
+    await stuck.asked(2.0)
     await s.flights.close()
     response = await asyncio.wait_for(search, 10)
     await s.close()

@@ -83,18 +83,30 @@ async def test_mcp_over_stdio(standins):
         await exercise(client, "duckduckgo-html")
 
 
-@contextlib.asynccontextmanager
-async def mcp_over_http(env: dict[str, str]):
-    """`metasearch mcp --http --port 0` in a subprocess, with `env`: yields the /mcp URL of the port the
-    system chose, read from the `listening on …` line it prints once it listens; stopped on the way out."""
+async def start_mcp_http(env: dict[str, str], stderr=asyncio.subprocess.PIPE):
+    """`metasearch mcp --http --port 0` in a subprocess, with `env`: the process, and the /mcp URL of the
+    port the system chose, read from the `listening on …` line it prints once it listens (the process is
+    killed if it never says it)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        stdout=asyncio.subprocess.PIPE, stderr=stderr)
     try:
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
         listening = re.fullmatch(r"listening on (http://127\.0\.0\.1:(\d+)/mcp)", line)
         assert listening and listening.group(2) != "0", line
-        yield listening.group(1)
+    except BaseException:
+        proc.kill()
+        await proc.wait()
+        raise
+    return proc, listening.group(1)
+
+
+@contextlib.asynccontextmanager
+async def mcp_over_http(env: dict[str, str]):
+    """`start_mcp_http` for the block: yields the /mcp URL; the server is stopped on the way out."""
+    proc, url = await start_mcp_http(env, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        yield url
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 20)
@@ -186,35 +198,19 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
     flight, closes the searcher (the state store's writes committed), prints no traceback and exits 0."""
     import signal
 
-    from aiohttp import web
-
-    released = asyncio.Event()
-
-    async def never(request, standin):
-        await released.wait()
-        return web.Response(text="too late")
-
     failing = await standins(page("unavailable", status=503))  # a search benches it: a write to the store
-    hung = await standins(never)
+    hung = await standins(hang(120))
     env = server_env({"bing": failing.url}, METASEARCH_ALLOW_PRIVATE_HOSTS="127.0.0.1/32",
                      METASEARCH_STATE_BACKEND="sqlite", METASEARCH_FETCH_TIMEOUT_MS="120000",
                      METASEARCH_SHUTDOWN_WAIT_MS="1000")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc, url = await start_mcp_http(env)
     try:
-        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
-        url = re.fullmatch(r"listening on (http://127\.0\.0\.1:\d+/mcp)", line).group(1)
         client = Client(url, read_timeout_seconds=120)
         await client.__aenter__()
         searched = await client.call_tool("web_search", {"query": "rust async runtime"})
         assert {e["name"]: e["status"] for e in searched.structured_content["engines"]} == {"bing": "error"}
         reading = asyncio.ensure_future(client.call_tool("web_fetch", {"url": hung.url + "/page"}))
-        for _ in range(3000):
-            if hung.requests:
-                break
-            await asyncio.sleep(0.01)
-        assert hung.requests and not reading.done()  # the read is out, for a page that never comes
+        assert await hung.asked() and not reading.done()  # the read is out, for a page that never comes
         proc.send_signal(getattr(signal, signum))
         # Generous: the read alone would hold it 120 s.
         code = await asyncio.wait_for(proc.wait(), 40)
@@ -222,7 +218,6 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
         with contextlib.suppress(BaseException):  # the server it spoke to is gone: the client's exit may say so
             await client.__aexit__(None, None, None)
     finally:
-        released.set()
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
@@ -316,12 +311,8 @@ async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_s
     # A long wait: the stream must end of itself, well before it, however loaded the machine (were it cut
     # off at the end of the wait instead, the warning that says so would fail the test).
     env = server_env({}, METASEARCH_SHUTDOWN_WAIT_MS="20000")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", "--http", "--port", "0", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc, url = await start_mcp_http(env)
     try:
-        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
-        url = re.fullmatch(r"listening on (http://127\.0\.0\.1:\d+/mcp)", line).group(1)
         posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         async with aiohttp.ClientSession() as http:
             initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

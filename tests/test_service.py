@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from plugin.surfaces.service import build_app, search_parameters
-from standins import bing_page, page
+from standins import bing_page, hang, page
 from stored import stored_entries
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,18 +133,11 @@ async def test_sigterm_ends_serve_within_its_shutdown_wait_while_a_read_hangs_an
     import sys
 
     import aiohttp
-    from aiohttp import web
 
     assert Settings().shutdown_wait_ms < 10000  # the default keeps within a container's stop grace
 
-    released = asyncio.Event()
-
-    async def never(request, standin):
-        await released.wait()
-        return web.Response(text="too late")
-
     failing = await standins(page("unavailable", status=503))  # a search benches it: a write to the store
-    hung = await standins(never)
+    hung = await standins(hang(120))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "METASEARCH_ENGINES": '["bing"]',
            "METASEARCH_ENDPOINTS": json.dumps({"bing": failing.url}), "METASEARCH_STATE_BACKEND": "sqlite",
            "METASEARCH_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32", "METASEARCH_FETCH_TIMEOUT_MS": "120000",
@@ -160,17 +153,12 @@ async def test_sigterm_ends_serve_within_its_shutdown_wait_while_a_read_hangs_an
                 assert answer.status == 200
                 assert {e["name"]: e["status"] for e in (await answer.json())["engines"]} == {"bing": "error"}
             reading = asyncio.ensure_future(client.get(base + "/fetch", params={"url": hung.url + "/page"}))
-            for _ in range(3000):
-                if hung.requests:
-                    break
-                await asyncio.sleep(0.01)
-            assert hung.requests and not reading.done()  # the read is out, waiting for a page that never comes
+            assert await hung.asked() and not reading.done()  # the read is out, waiting for a page that never comes
             proc.send_signal(signal.SIGTERM)
             # Generous: the read alone would hold it 120 s, aiohttp's own shutdown timeout 60 s.
             code = await asyncio.wait_for(proc.wait(), 40)
             await asyncio.gather(reading, return_exceptions=True)
     finally:
-        released.set()
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
