@@ -408,3 +408,63 @@ async def test_every_tool_advertises_a_title_and_what_it_refuses():
     assert tools["search_engines"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
     assert tools["search_engines"].annotations.open_world_hint is False
     assert all(tools[name].annotations.open_world_hint is True for name in ("web_search", "web_fetch", "web_verify"))
+
+
+# A JavaScript client's JSON for a query cut inside an emoji's surrogate pair (JSON.stringify writes the lone
+# half as an escape): the SDK could not parse it.
+CUT_EMOJI_CALL = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "web_search", '
+                  '"arguments": {"query": "rust async \\ud83d"}}}')
+
+
+async def test_a_stdio_call_with_a_lone_surrogate_escape_is_answered(standins):
+    """Over stdio the SDK dropped such a line without an answer: the client waited until its own timeout.
+    The call is now answered, the lone half read as U+FFFD as every other surface reads it."""
+    good = await standins(page(bing_page(ROWS)))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", cwd=ROOT, env=server_env({"bing": good.url}),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def answer(line: str) -> dict:
+        proc.stdin.write(line.encode() + b"\n")
+        await proc.stdin.drain()
+        return json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
+
+    try:
+        await answer(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}))
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        searched = await answer(CUT_EMOJI_CALL)
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 40)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert searched["id"] == 2 and not searched["result"]["isError"], searched
+    assert searched["result"]["structuredContent"]["query"] == "rust async \ufffd"
+    assert [r["title"] for r in searched["result"]["structuredContent"]["results"]][0] == "Rust async book"
+    assert good.queries() == ["rust async \ufffd"]
+
+
+async def test_an_http_call_with_a_lone_surrogate_escape_is_answered(standins):
+    """Over HTTP the SDK answered such a body 400 "Parse error": now it is the search's answer."""
+    import aiohttp
+
+    good = await standins(page(bing_page(ROWS)))
+    async with mcp_over_http(server_env({"bing": good.url})) as url, aiohttp.ClientSession() as http:
+        posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+        async with http.post(url, headers=posting, json=initialize) as answer:
+            assert answer.status == 200
+            in_session = {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        async with http.post(url, headers={**posting, **in_session},
+                             data=b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') as answer:
+            assert answer.status == 202
+        async with http.post(url, headers={**posting, **in_session}, data=CUT_EMOJI_CALL.encode()) as answer:
+            body = await answer.text()
+            assert answer.status == 200, body
+    events = [json.loads(line[len("data:"):]) for line in body.splitlines() if line.startswith("data:")]
+    searched = next(event for event in events if event.get("id") == 2)
+    assert searched["result"]["structuredContent"]["query"] == "rust async \ufffd"
+    assert good.queries() == ["rust async \ufffd"]

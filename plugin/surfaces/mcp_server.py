@@ -473,7 +473,7 @@ async def _serve_stdio(server: MCPServer, lazy: LazySearcher, signals: Signals) 
     the process at once with status 0: the SDK reads stdin on a worker thread that nothing interrupts, and
     asyncio.run would wait for that read at its end, that is until the client writes or goes."""
     loop = asyncio.get_running_loop()
-    serving = asyncio.ensure_future(server.run_stdio_async())
+    serving = asyncio.ensure_future(_run_stdio(server))
     signalled: asyncio.Future[int] = loop.create_future()
 
     def caught(signum: int) -> None:
@@ -495,6 +495,77 @@ async def _serve_stdio(server: MCPServer, lazy: LazySearcher, signals: Signals) 
 
     logging.shutdown()
     os._exit(0)
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    """The SDK's `run_stdio_async`, but a line it could not parse for a lone surrogate escape is read again,
+    repaired (plugin.surfaces.lone_surrogates): the SDK dropped it without an answer, and the client waited."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        lowlevel = server._lowlevel_server  # what run_stdio_async runs (the SDK gives it no public name)
+        await lowlevel.run(_Repairing(read_stream), write_stream, lowlevel.create_initialization_options())
+
+
+class _Repairing:
+    """The stdio transport's stream of messages, where the line behind a parse error holds a lone surrogate
+    escape: that message, repaired, instead of the error. Otherwise the same stream (the SDK reads it by
+    duck typing, `last_context` included)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.last_context = None
+
+    async def receive(self):
+        from pydantic import ValidationError
+
+        item = await self._inner.receive()
+        self.last_context = getattr(self._inner, "last_context", None)
+        if isinstance(item, ValidationError):
+            return _reparsed(item) or item
+        return item
+
+    def __aiter__(self) -> "_Repairing":
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> "_Repairing":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _reparsed(error) -> Any:
+    """The SessionMessage of the line `error` (the SDK's parse error of one stdio line) once its lone
+    surrogate escapes are repaired, or None."""
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    from plugin.surfaces.lone_surrogates import repaired
+
+    found = error.errors(include_url=False)
+    line = found[0].get("input") if len(found) == 1 and found[0].get("type") == "json_invalid" else None
+    fixed = repaired(line) if isinstance(line, str) else None
+    if fixed is None:
+        return None
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(fixed, by_name=False))
+    except ValueError:
+        return None
 
 
 async def _serve_http(server: MCPServer, settings: Settings | None, host: str, sock, signals: Signals) -> None:
@@ -605,6 +676,33 @@ def head_timeout_protocol(seconds: float):
     return HeadTimeoutH11
 
 
+async def _body_repaired(receive):
+    """`receive` for a POST whose JSON-RPC body holds a lone surrogate escape: the body repaired
+    (plugin.surfaces.lone_surrogates), where the SDK answered 400 "Parse error". The body is read whole
+    first, as the SDK reads it; anything else comes as it came."""
+    from plugin.surfaces.lone_surrogates import repaired
+
+    messages = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    if messages[-1]["type"] == "http.request":  # the whole body (not a disconnect half-way)
+        body = b"".join(message.get("body", b"") for message in messages)
+        try:
+            fixed = repaired(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            fixed = None
+        if fixed is not None:
+            messages = [{"type": "http.request", "body": fixed.encode("utf-8"), "more_body": False}]
+
+    async def replayed():
+        return messages.pop(0) if messages else await receive()
+
+    return replayed
+
+
 def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: Stopping | None = None):
     """The streamable HTTP application behind `serve`'s Host, Origin and Sec-Fetch-Site checks
     (plugin.surfaces.service.refusal) instead of the SDK's own: the SDK turns DNS-rebinding protection on
@@ -653,6 +751,8 @@ def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: 
             await send(message)
 
         try:
+            if scope.get("method") == "POST":
+                receive = await _body_repaired(receive)
             await inner(scope, receive, tracked_send)
             if stopping is not None and stopping.now and sent["started"] and not sent["complete"]:
                 # A client's GET stream for notifications (2025-06-18 protocol): the SDK ends its handler at
