@@ -434,6 +434,20 @@ async def test_a_replay_miss_says_when_an_option_changed_what_the_engines_were_s
     assert "nothing in" in err and "the engines were sent" not in err  # nothing changed the query: no such note
 
 
+async def test_a_news_search_replayed_where_only_web_search_was_recorded_says_so(tmp_path):
+    from datetime import datetime
+
+    from plugin.bench.replay import Exchange
+
+    web = Exchange("baidu", "GET", "https://www.baidu.com/s?wd=async+rust&rn=10&ie=utf-8", None, {}, 200,
+                   {"Content-Type": "text/html"}, b"<html><body>web rows</body></html>", "https://www.baidu.com/s")
+    Cassette("async rust", datetime(2026, 1, 1), [web]).write(tmp_path / "q.yaml")
+    code, out, err = await run(sys.executable, "-m", "plugin.surfaces.cli", "search", "async rust", "--replay",
+                               str(tmp_path), "--engines", "baidu", "--category", "news", "--json")
+    assert json.loads(out)["engines"][0]["status"] == "skipped", out
+    assert "was recorded for 'async rust' as a news search; no news search is recorded there" in err, err
+
+
 async def test_a_recording_holds_no_trace_of_an_instance_password(standins, tmp_path):
     """A SearXNG behind basic auth, recorded with --record: its password (in METASEARCH_SEARXNG_URL) was written
     into the fixture's uri and final_url; the credentials are among the values scrubbed now."""
@@ -451,3 +465,32 @@ async def test_a_recording_holds_no_trace_of_an_instance_password(standins, tmp_
     stored = (fixtures / "q1.yaml").read_text(encoding="utf-8")
     assert "docs.python.org" in stored  # it was recorded
     assert password not in stored and password not in out and password not in err
+
+
+def test_replay_answers_a_news_search_only_from_a_news_recording():
+    """An engine's news vertical shares its host and the query text with its web search (Baidu `tn=news`,
+    SearXNG `categories=news`, Tavily `topic`, Exa `category`, Brave's API and Serper by path): a news search
+    was answered from the web recording, web rows replayed as news. Each engine's own requests, both ways."""
+    from datetime import datetime
+
+    from engines import ENGINES
+    from engines.base import SearchOptions
+    from plugin.bench.replay import Exchange, full_url, request_body
+
+    with_news = [name for name, engine in ENGINES.items() if engine.facts.news]
+    assert len(with_news) >= 6, with_news
+    for name in with_news:
+        engine = ENGINES[name]
+        asked = {}
+        for category in ("web", "news"):
+            options = SearchOptions(category=category, api_key="k" * 24, base_url="https://searx.example.org")
+            asked[category] = engine.build("rust async", options)
+        recorded = {category: Exchange(name, request.method, full_url(request), request_body(request), {}, 200, {},
+                                       category.encode(), full_url(request))
+                    for category, request in asked.items()}
+        for kept in ("web", "news"):
+            recordings = Recordings([Cassette("rust async", datetime(2026, 1, 1), [recorded[kept]])])
+            for category, request in asked.items():
+                found = recordings.find(request, name, {})
+                assert (found is not None) == (category == kept), (name, kept, category)
+                assert found is None or found.response_body == kept.encode()

@@ -3,8 +3,8 @@
 A cassette holds one query's exchanges with every engine, in vcrpy's format
 (`vcr.serialize`), with metadata: the query, the moment it was recorded (so
 relative dates replay identically) and each engine's status. Replay matches an
-interaction by engine host and query text, not by the exact URL, so a
-parameter tweak does not orphan a recording. Stored requests carry no API key,
+interaction by engine host, query text and vertical (web or news), not by the
+exact URL, so a parameter tweak does not orphan a recording. Stored requests carry no API key,
 cookie or auth header.
 """
 
@@ -30,6 +30,10 @@ from plugin.infra.transport import Transport, TransportError
 
 # Parameters that carry the query text, across engines.
 _QUERY_KEYS = ("q", "p", "wd", "query", "srsearch", "word")
+# How engines ask their news vertical instead of web search: a parameter (SearXNG `categories`, Baidu `tn`) or a
+# JSON field (Tavily `topic`, Exa `category`) saying news, or a path with a news segment (Brave's API, Serper).
+_VERTICAL_KEYS = ("categories", "tn", "topic", "category")
+_NEWS_PATH = re.compile(r"/news(/|$)", re.I)
 _SECRET_HEADER = re.compile(r"(auth|token|key|cookie|secret|session)", re.I)
 REDACTED = "REDACTED"  # what stands for a secret in a recording
 ENGINE_HEADER = "X-Metasearch-Engine"
@@ -109,6 +113,26 @@ def query_text(uri: str, body: bytes | str | None) -> str:
     return ""
 
 
+def vertical(uri: str, body: bytes | str | None) -> str:
+    """"news" when an exchange asked an engine's news vertical, else "web": the two share the engine's host and
+    the query text, and a news search answered from a web recording would replay web rows as news."""
+    parts = urlsplit(uri)
+    if _NEWS_PATH.search(parts.path):
+        return "news"
+    fields = dict(parse_qsl(parts.query, keep_blank_values=True))
+    if body:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        stripped = text.strip()
+        data = None
+        if stripped.startswith("{"):
+            try:
+                data = json.loads(stripped)
+            except ValueError:
+                pass
+        fields.update(data if isinstance(data, dict) else parse_qsl(text, keep_blank_values=True))
+    return "news" if any(fields.get(key) == "news" for key in _VERTICAL_KEYS) else "web"
+
+
 def request_body(request: Request) -> bytes | None:
     from urllib.parse import urlencode
 
@@ -144,8 +168,8 @@ class Exchange:
     final_url: str
 
     @property
-    def key(self) -> tuple[str, str]:
-        return host_of(self.uri), same_query(query_text(self.uri, self.body))
+    def key(self) -> tuple[str, str, str]:
+        return host_of(self.uri), same_query(query_text(self.uri, self.body)), vertical(self.uri, self.body)
 
     def response(self) -> Response:
         headers = Headers(self.response_headers)
@@ -265,12 +289,12 @@ def cassette_name(query_id: str) -> str:
 
 
 class Recordings:
-    """An index of recorded exchanges: (engine host, query text) -> exchanges in recording order."""
+    """An index of recorded exchanges: (engine host, query text, vertical) -> exchanges in recording order."""
 
     def __init__(self, cassettes: Iterable[Cassette] = ()):
         self.cassettes = list(cassettes)
         self.skipped: list[str] = []  # files from_dir could not read, with why
-        self._index: dict[tuple[str, str], list[Exchange]] = {}
+        self._index: dict[tuple[str, str, str], list[Exchange]] = {}
         self._by_engine_host: dict[str, list[Exchange]] = {}
         for cassette in self.cassettes:
             for exchange in cassette.exchanges:
@@ -301,8 +325,9 @@ class Recordings:
         return next((ex for cassette in self.cassettes for ex in cassette.exchanges
                      if ex.engine == PAGE_ENGINE and ex.uri == url), None)
 
-    def find(self, request: Request, engine: str, used: dict[tuple[str, str], int]) -> Exchange | None:
-        key = (host_of(request.url), same_query(query_text(full_url(request), request_body(request))))
+    def find(self, request: Request, engine: str, used: dict[tuple[str, str, str], int]) -> Exchange | None:
+        url, body = full_url(request), request_body(request)
+        key = (host_of(request.url), same_query(query_text(url, body)), vertical(url, body))
         candidates = self._index.get(key)
         if not candidates and not key[1]:
             # A request without query text (e.g. Startpage's home page): any recording on that host.
@@ -322,9 +347,11 @@ class Recordings:
                 return cassette.recorded_at
         return None
 
-    def queries(self) -> list[str]:
-        """Every query text recorded (as the engines were asked it), for telling a caller what there is."""
-        return sorted({ex.key[1] for cassette in self.cassettes for ex in cassette.exchanges if ex.key[1]})
+    def queries(self, vertical: str | None = None) -> list[str]:
+        """Every query text recorded (as the engines were asked it; of `vertical` only, when given), for
+        telling a caller what there is."""
+        return sorted({ex.key[1] for cassette in self.cassettes for ex in cassette.exchanges
+                       if ex.key[1] and vertical in (None, ex.key[2])})
 
 
 class ReplayTransport(Transport):
@@ -335,7 +362,7 @@ class ReplayTransport(Transport):
     def __init__(self, settings: Settings, recordings: Recordings | str | Path):
         super().__init__(settings)
         self.recordings = recordings if isinstance(recordings, Recordings) else Recordings.from_dir(recordings)
-        self._used: dict[tuple[str, str], int] = {}
+        self._used: dict[tuple[str, str, str], int] = {}
         self.missed: dict[str, str] = {}  # engine -> the query text it was sent, where nothing was recorded
 
     async def fetch(self, request: Request, engine: str, deadline, cookies: dict[str, str] | None = None,

@@ -372,15 +372,19 @@ def _cmd_search(args: argparse.Namespace) -> int:
     response = asyncio.run(run())
     if args.replay and not any(report.status in ANSWERED_STATUSES for report in response.engines) and all(
             report.status in ("skipped", "disabled") for report in response.engines):
-        recorded = recordings.queries()
+        news = args.category == "news"  # recordings of web search do not answer a news search
+        recorded = recordings.queries("news" if news else "web")
         asked = sorted({text for text in transport.missed.values() if text and same_query(text) != same_query(query)})
         why = ""
         if asked:  # an operator or option (--site, domain lists, a region) changed what the engines were sent
             why = (f"; the engines were sent {', '.join(repr(a) for a in asked[:3])} (options such as --site, "
                    "--allow-domain and --block-domain change the query sent, and recordings are looked up by it: "
                    "record with the same options)")
-        print(f"metasearch: nothing in {args.replay} was recorded for {query!r}{why}; recorded queries: "
-              + ", ".join(repr(q) for q in recorded[:10]) + (" …" if len(recorded) > 10 else ""), file=sys.stderr)
+        kind = "news search" if news else "search"
+        listed = (f"recorded {'news ' if news else ''}queries: " + ", ".join(repr(q) for q in recorded[:10])
+                  + (" …" if len(recorded) > 10 else "")) if recorded else f"no {kind} is recorded there"
+        print(f"metasearch: nothing in {args.replay} was recorded for {query!r} as a {kind}{why}; {listed}",
+              file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2))
     else:
