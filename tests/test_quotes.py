@@ -483,3 +483,16 @@ async def test_verify_matches_in_a_worker_thread_while_the_loop_goes_on(standins
                                           other_request(seen, loop_ran))
     assert checked.found and checked.text == "quote is here" and checked.sentence == "The quote is here."
     assert ran_off_the_loop(seen)
+
+
+def test_arabic_and_hebrew_vowel_points_are_left_out_either_way():
+    """Arabic and Hebrew are written with or without their vowel points, on pages and in the quotes models
+    make of them: a quote that leaves them out, or writes them where the page does not, is the same words.
+    The span still covers the page's own points; other marks (Latin accents) still count."""
+    page = "قال إن الطالبَ كَتَبَ الدرسَ أمس"
+    assert span(page, "كتب الدرس") == (15, 28)  # the last word with its point
+    assert span("قال إن الطالب كتب الدرس أمس", "كَتَبَ الدَّرْسَ") == (14, 23)
+    assert find_quote(page, "كت") is None  # still whole words
+    assert span("הוא אמר שָׁלוֹם לכולם", "שלום לכולם") == (8, 21)
+    assert span("הוא אמר שלום לכולם", "אָמַר שָׁלוֹם") == (4, 12)
+    assert span("ein Café hier", "ein Cafe") is None

@@ -24,8 +24,10 @@ boundary the page has one, and where it has none the page has none (`the rapist`
   table's rows as lines, `a | b`, with nothing to tell them from lines of prose: a quote runs on from one
   to the next there, as from line to line);
 - Unicode normal form, width and compatibility forms (NFKC, text in NFD matches text in NFC), and case
-  (case folding); accents and every other letter, digit and mark count (Arabic tatweel, which only
-  stretches a word, is left out);
+  (case folding); accents and every other letter, digit and mark count, but for what a text may or may not
+  write on the same word: Arabic tatweel, which only stretches a word, and the vowel points of Arabic and
+  Hebrew (`كَتَبَ` is `كتب`, `שָׁלוֹם` is `שלום`: pages and the models quoting them write them or leave them
+  out) are left out;
 A match must start and end at word boundaries of the page (`cat` is not in `concatenate`), never inside
 a character that folds to several (`ind` is not in `ﬁnd`: the ligature is one character of the page), nor
 inside one user-perceived character (`👩` is not in `👩‍💻`, `👍` not in `👍🏽`, `🇺🇸` not in `🇦🇺🇸🇪`);
@@ -51,6 +53,10 @@ from plugin.settings import Settings
 
 # Left out, and no word boundary: quote marks and apostrophes, Markdown marks, invisible format characters.
 _TRANSPARENT = frozenset("\"'`´‘’‚‛“”„‟«»‹›′″*_~#>\u0640")  # U+0640: Arabic tatweel, a justification stretch
+# Optional vowel points: Arabic harakat, shadda, sukun and superscript alef, Quranic annotation marks; Hebrew
+# cantillation marks and niqqud (not the maqaf, paseq, sof pasuq or nun hafukha among them: punctuation).
+_VOWEL_POINT = re.compile("[\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed"
+                          "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]")
 _CELL = "|"  # a table's cell separator: a word boundary
 # What lies between two letters of spaced scripts: whitespace (a word boundary), a dash or hyphen (a
 # boundary or none: `e-mail`, `e mail`, `email`), or nothing (one word); and between any two characters, the
@@ -100,7 +106,7 @@ def _kind(ch: str) -> str:
     """word, space, dash, skip (transparent) or other (punctuation and symbols, which count as written)."""
     if ch.isspace() or ch == _CELL:
         return "space"
-    if ch in _TRANSPARENT:
+    if ch in _TRANSPARENT or _VOWEL_POINT.match(ch):
         return "skip"
     category = unicodedata.category(ch)
     # a soft hyphen marks where a word was hyphenated; a zero-width non-joiner (Persian می‌خواهم) is typed as a
