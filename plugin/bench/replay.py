@@ -89,48 +89,39 @@ class NotRecorded(TransportError):
         self.asked = asked
 
 
+def _fields(uri: str, body: bytes | str | None) -> tuple[dict, dict]:
+    """An exchange's URL parameters, and its body's fields (a JSON object's, else a form's)."""
+    params = dict(parse_qsl(urlsplit(uri).query, keep_blank_values=True))
+    if not body:
+        return params, {}
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if text.strip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return params, data
+    return params, dict(parse_qsl(text, keep_blank_values=True))
+
+
 def query_text(uri: str, body: bytes | str | None) -> str:
     """The query an exchange was about, from its URL, form body or JSON body."""
-    params = dict(parse_qsl(urlsplit(uri).query, keep_blank_values=True))
-    for key in _QUERY_KEYS:
-        if params.get(key):
-            return params[key].strip()
-    if body:
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        stripped = text.strip()
-        if stripped.startswith("{"):
-            try:
-                data = json.loads(stripped)
-            except ValueError:
-                data = {}
-            for key in _QUERY_KEYS:
-                if isinstance(data, dict) and isinstance(data.get(key), str):
-                    return data[key].strip()
-        form = dict(parse_qsl(text, keep_blank_values=True))
+    params, fields = _fields(uri, body)
+    for found in (params, fields):
         for key in _QUERY_KEYS:
-            if form.get(key):
-                return form[key].strip()
+            if isinstance(found.get(key), str) and found[key]:
+                return found[key].strip()
     return ""
 
 
 def vertical(uri: str, body: bytes | str | None) -> str:
     """"news" when an exchange asked an engine's news vertical, else "web": the two share the engine's host and
     the query text, and a news search answered from a web recording would replay web rows as news."""
-    parts = urlsplit(uri)
-    if _NEWS_PATH.search(parts.path):
+    if _NEWS_PATH.search(urlsplit(uri).path):
         return "news"
-    fields = dict(parse_qsl(parts.query, keep_blank_values=True))
-    if body:
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        stripped = text.strip()
-        data = None
-        if stripped.startswith("{"):
-            try:
-                data = json.loads(stripped)
-            except ValueError:
-                pass
-        fields.update(data if isinstance(data, dict) else parse_qsl(text, keep_blank_values=True))
-    return "news" if any(fields.get(key) == "news" for key in _VERTICAL_KEYS) else "web"
+    params, fields = _fields(uri, body)
+    return "news" if any(found.get(key) == "news" for found in (params, fields) for key in _VERTICAL_KEYS) else "web"
 
 
 def request_body(request: Request) -> bytes | None:
