@@ -185,6 +185,11 @@ def test_canonical_url_is_a_fixed_point_with_the_rows_identity(prefix, rest):
     ("https://m.wikidata.org/wiki/Q42", "https://www.wikidata.org/wiki/Q42"),
     ("https://mobile.twitter.com/python/status/1", "https://twitter.com/python/status/1"),
     ("https://m.youtube.com/watch?v=YQHsXMglC9A&utm_source=x", "https://www.youtube.com/watch?v=YQHsXMglC9A"),
+    ("https://m.facebook.com/groups/python/", "https://www.facebook.com/groups/python/"),
+    ("https://m.imdb.com/title/tt0111161/", "https://www.imdb.com/title/tt0111161/"),
+    ("https://m.wikihow.com/Learn-Python", "https://www.wikihow.com/Learn-Python"),
+    ("https://m.bilibili.com/video/BV1GJ411x7h7", "https://www.bilibili.com/video/BV1GJ411x7h7"),
+    ("https://m.vk.com/python", "https://vk.com/python"),
 ])
 def test_a_mobile_host_serving_the_same_path_is_shown_and_counted_as_its_desktop_twin(mobile, desktop):
     assert canonical_url(mobile) == desktop

@@ -60,6 +60,11 @@ _MOBILE_HOSTS = {
     "m.twitter.com": "twitter.com",
     "mobile.x.com": "x.com",
     "m.youtube.com": "www.youtube.com",
+    "m.facebook.com": "www.facebook.com",
+    "m.imdb.com": "www.imdb.com",
+    "m.wikihow.com": "www.wikihow.com",
+    "m.bilibili.com": "www.bilibili.com",  # /video/BV… on both
+    "m.vk.com": "vk.com",
 }
 
 
