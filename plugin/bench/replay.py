@@ -4,8 +4,8 @@ A cassette holds one query's exchanges with every engine, in vcrpy's format
 (`vcr.serialize`), with metadata: the query, the moment it was recorded (so
 relative dates replay identically) and each engine's status. Replay matches an
 interaction by engine host, query text and vertical (web or news), not by the
-exact URL, so a parameter tweak does not orphan a recording. Stored requests carry no API key,
-cookie or auth header.
+exact URL, so a parameter tweak does not orphan a recording. Stored requests
+carry no API key, cookie or auth header.
 """
 
 from __future__ import annotations

@@ -380,11 +380,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
             why = (f"; the engines were sent {', '.join(repr(a) for a in asked[:3])} (options such as --site, "
                    "--allow-domain and --block-domain change the query sent, and recordings are looked up by it: "
                    "record with the same options)")
-        kind = "news search" if news else "search"
+        kind = "news search" if news else "web search"
         listed = (f"recorded {'news ' if news else ''}queries: " + ", ".join(repr(q) for q in recorded[:10])
                   + (" …" if len(recorded) > 10 else "")) if recorded else f"no {kind} is recorded there"
-        print(f"metasearch: nothing in {args.replay} was recorded for {query!r} as a {kind}{why}; {listed}",
-              file=sys.stderr)
+        print(f"metasearch: nothing in {args.replay} was recorded for {query!r}{' as a news search' if news else ''}"
+              f"{why}; {listed}", file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2))
     else:
