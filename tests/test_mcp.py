@@ -416,34 +416,70 @@ CUT_EMOJI_CALL = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params":
                   '"arguments": {"query": "rust async \\ud83d"}}}')
 
 
-async def test_a_stdio_call_with_a_lone_surrogate_escape_is_answered(standins):
-    """Over stdio the SDK dropped such a line without an answer: the client waited until its own timeout.
-    The call is now answered, the lone half read as U+FFFD as every other surface reads it."""
-    good = await standins(page(bing_page(ROWS)))
+@contextlib.asynccontextmanager
+async def stdio_lines(env: dict[str, str]):
+    """`metasearch mcp` in a subprocess spoken to in raw JSON-RPC lines, initialized: yields `send(line)` and
+    `answer()` (the next line it writes, read as JSON); stdin is closed on the way out and the process
+    waited for."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", cwd=ROOT, env=server_env({"bing": good.url}),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable, "-m", "plugin.surfaces.cli", "mcp", cwd=ROOT, env=env, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
-    async def answer(line: str) -> dict:
+    async def send(line: str) -> None:
         proc.stdin.write(line.encode() + b"\n")
         await proc.stdin.drain()
+
+    async def answer() -> dict:
         return json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
 
     try:
-        await answer(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        await send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}))
-        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        searched = await answer(CUT_EMOJI_CALL)
+        assert (await answer())["id"] == 1
+        await send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        yield send, answer
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 40)
     finally:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_stdio_call_with_a_lone_surrogate_escape_is_answered(standins):
+    """Over stdio the SDK dropped such a line without an answer: the client waited until its own timeout.
+    The call is now answered, the lone half read as U+FFFD as every other surface reads it."""
+    good = await standins(page(bing_page(ROWS)))
+    async with stdio_lines(server_env({"bing": good.url})) as (send, answer):
+        await send(CUT_EMOJI_CALL)
+        searched = await answer()
     assert searched["id"] == 2 and not searched["result"]["isError"], searched
     assert searched["result"]["structuredContent"]["query"] == "rust async \ufffd"
     assert [r["title"] for r in searched["result"]["structuredContent"]["results"]][0] == "Rust async book"
     assert good.queries() == ["rust async \ufffd"]
+
+
+async def test_a_stdio_line_the_server_cannot_read_is_answered_with_json_rpcs_error():
+    """A line that is not JSON, or JSON that is no JSON-RPC message, got no answer over stdio (the client of a
+    broken harness waited without a word): it is now answered with JSON-RPC's error, as over HTTP, with the
+    id the message carries. A blank line or a malformed notification (no id) is not answered, and the
+    session goes on."""
+    async with stdio_lines(server_env({})) as (send, answer):
+        await send("this is not JSON")
+        parse = await answer()
+        await send('{"jsonrpc": "2.0", "id": 5, "method": 42}')
+        invalid = await answer()
+        await send("")
+        await send('{"jsonrpc": "2.0", "method": 7}')
+        await send("[1, 2]")
+        not_an_object = await answer()
+        await send('{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}')
+        listed = await answer()
+    assert parse == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700,
+                                                             "message": "Parse error: the line is not JSON"}}
+    assert invalid["id"] == 5 and invalid["error"]["code"] == -32600, invalid
+    assert not_an_object["id"] is None and not_an_object["error"]["code"] == -32600, not_an_object
+    assert listed["id"] == 6 and {tool["name"] for tool in listed["result"]["tools"]} >= {"web_search"}, listed
 
 
 async def test_an_http_call_with_a_lone_surrogate_escape_is_answered(standins):

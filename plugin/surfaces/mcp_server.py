@@ -498,22 +498,27 @@ async def _serve_stdio(server: MCPServer, lazy: LazySearcher, signals: Signals) 
 
 
 async def _run_stdio(server: MCPServer) -> None:
-    """The SDK's `run_stdio_async`, but a line it could not parse for a lone surrogate escape is read again,
-    repaired (plugin.surfaces.lone_surrogates): the SDK dropped it without an answer, and the client waited."""
+    """The SDK's `run_stdio_async`, but a line it could not read is not dropped without an answer (the client
+    waited until its own timeout): one whose only fault is a lone surrogate escape is read again, repaired
+    (plugin.surfaces.lone_surrogates); any other is answered with JSON-RPC's error, as the SDK answers over
+    HTTP."""
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
         lowlevel = server._lowlevel_server  # what run_stdio_async runs (the SDK gives it no public name)
-        await lowlevel.run(_Repairing(read_stream), write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(_Repairing(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
 
 
 class _Repairing:
     """The stdio transport's stream of messages, where the line behind a parse error holds a lone surrogate
-    escape: that message, repaired, instead of the error. Otherwise the same stream (the SDK reads it by
-    duck typing, `last_context` included)."""
+    escape: that message, repaired, instead of the error; a line that stays unreadable is answered
+    (`_refusal`) and its error passed on as before. Otherwise the same stream (the SDK reads it by duck
+    typing, `last_context` included)."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, answers=None):
         self._inner = inner
+        self._answers = answers
         self.last_context = None
 
     async def receive(self):
@@ -522,7 +527,15 @@ class _Repairing:
         item = await self._inner.receive()
         self.last_context = getattr(self._inner, "last_context", None)
         if isinstance(item, ValidationError):
-            return _reparsed(item) or item
+            repaired = _reparsed(item)
+            if repaired is not None:
+                return repaired
+            refusal = _refusal(item)
+            if refusal is not None and self._answers is not None:
+                import anyio
+
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self._answers.send(refusal)  # (the client gone already: nobody to answer)
         return item
 
     def __aiter__(self) -> "_Repairing":
@@ -566,6 +579,35 @@ def _reparsed(error) -> Any:
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(fixed, by_name=False))
     except ValueError:
         return None
+
+
+def _refusal(error) -> Any:
+    """JSON-RPC's answer to a stdio line the SDK could not read (`error`): a parse error (-32700, id null)
+    for a line that is not JSON, an invalid request (-32600) for JSON that is no JSON-RPC message, with the
+    id it carries (null when it has none); None for a blank line and for a notification (a method without an
+    id: never answered)."""
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    found = error.errors(include_url=False)
+    if found and found[0].get("type") == "json_invalid":
+        line = found[0].get("input")
+        if not isinstance(line, str) or not line.strip():  # a blank line is no message
+            return None
+        code, text, ident = mcp_types.PARSE_ERROR, "Parse error: the line is not JSON", None
+    else:
+        # The message itself, as the errors carry it: the input of a member's missing field, or of a member
+        # the message is not even an object for (a field's own error carries only that field's value).
+        message = next((e.get("input") for e in found if len(e.get("loc", ())) <= 2
+                        and e.get("type") in ("missing", "model_type")), None)
+        if isinstance(message, dict) and "id" not in message and "method" in message:
+            return None
+        ident = message.get("id") if isinstance(message, dict) else None
+        if isinstance(ident, bool) or not isinstance(ident, (int, str)):
+            ident = None
+        code, text = mcp_types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message the server reads"
+    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=ident,
+                                                 error=mcp_types.ErrorData(code=code, message=text)))
 
 
 async def _serve_http(server: MCPServer, settings: Settings | None, host: str, sock, signals: Signals) -> None:
