@@ -214,7 +214,7 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
         proc.send_signal(getattr(signal, signum))
         # Generous: the read alone would hold it 120 s.
         code = await asyncio.wait_for(proc.wait(), 40)
-        await asyncio.gather(reading, return_exceptions=True)
+        (cut,) = await asyncio.gather(reading, return_exceptions=True)
         with contextlib.suppress(BaseException):  # the server it spoke to is gone: the client's exit may say so
             await client.__aexit__(None, None, None)
     finally:
@@ -226,6 +226,8 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
     assert "Traceback" not in errors, errors
     assert "request still running after shutdown_wait_ms (1000 ms) was cancelled" in errors  # said, once
     assert errors.count("was cancelled") == 1, errors
+    # The client's call is answered with why, not cut off as a lost connection.
+    assert "shutting_down" in str(cut) and "shutdown_wait_ms (1000 ms)" in str(cut), repr(cut)
     # The store is whole: the database checks clean, and the cooldown written during the search is there.
     entry = (await stored_entries({"bing": failing.url}, "bing"))["bing"]
     assert entry is not None and entry.status == "error"
@@ -297,6 +299,51 @@ async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_se
     assert "Traceback" not in errors, errors
     unanswered = (await stored_entries(endpoints, "duckduckgo-html"))["duckduckgo-html"]
     assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
+
+
+async def test_a_call_answered_in_an_event_stream_gets_json_rpcs_error_when_the_shutdown_cuts_it(standins):
+    """A 2025-06-18 client's call is answered in an event stream that the server opens at once, and the event
+    streams end as soon as the server is told to stop (sse-starlette ends them on uvicorn's exit flag, before
+    any wait). A call still running then had its stream cut, which the client reads as a lost connection:
+    its last event is now JSON-RPC's error for that call, saying why."""
+    import signal
+
+    import aiohttp
+
+    hung = await standins(hang(120))
+    env = server_env({}, METASEARCH_ALLOW_PRIVATE_HOSTS="127.0.0.1/32", METASEARCH_FETCH_TIMEOUT_MS="120000",
+                     METASEARCH_SHUTDOWN_WAIT_MS="1000")
+    proc, url = await start_mcp_http(env)
+    try:
+        posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        async with aiohttp.ClientSession() as http:
+            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+            async with http.post(url, headers=posting, json=initialize) as answer:
+                in_session = {"mcp-session-id": answer.headers["mcp-session-id"],
+                              "mcp-protocol-version": "2025-06-18"}
+            async with http.post(url, headers={**posting, **in_session},
+                                 json={"jsonrpc": "2.0", "method": "notifications/initialized"}) as answer:
+                assert answer.status == 202
+            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "web_fetch", "arguments": {"url": hung.url + "/page"}}}
+            async with http.post(url, headers={**posting, **in_session}, json=call) as answer:
+                assert answer.status == 200 and answer.content_type == "text/event-stream"
+                assert await hung.asked()  # the read is out, for a page that never comes
+                proc.send_signal(signal.SIGTERM)
+                body = (await asyncio.wait_for(answer.read(), 40)).decode()
+        code = await asyncio.wait_for(proc.wait(), 40)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    events = [json.loads(line[len("data:"):]) for line in body.splitlines() if line.startswith("data:")]
+    assert events and events[-1]["id"] == 7, body
+    assert events[-1]["error"]["data"] == {"code": "shutting_down"}, body
+    assert "this request was still running when it stopped" in events[-1]["error"]["message"], body
+    errors = (await proc.stderr.read()).decode()
+    assert code == 0, errors
+    assert "Traceback" not in errors and errors.count("a call still running when the server stopped") == 1, errors
 
 
 async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_say_error():
@@ -504,3 +551,18 @@ async def test_an_http_call_with_a_lone_surrogate_escape_is_answered(standins):
     searched = next(event for event in events if event.get("id") == 2)
     assert searched["result"]["structuredContent"]["query"] == "rust async \ufffd"
     assert good.queries() == ["rust async \ufffd"]
+
+
+def test_an_event_stream_chunk_answers_a_call_only_with_its_result_or_error():
+    """At shutdown a call's event stream gets a last error event only when its answer did not go out."""
+    from plugin.surfaces.mcp_server import _answers, _request_id
+
+    assert _answers(b'event: message\r\ndata: {"jsonrpc": "2.0", "id": 7, "result": {}}\r\n\r\n', 7)
+    assert _answers(b'event: message\ndata: {"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}\n\n', "a")
+    assert not _answers(b'event: message\r\ndata: {"jsonrpc": "2.0", "id": 8, "result": {}}\r\n\r\n', 7)
+    assert not _answers(b'event: message\r\ndata: {"jsonrpc": "2.0", "method": "notifications/progress"}\r\n', 7)
+    assert not _answers(b"data: not json\r\n", 7)
+    assert _request_id(b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call"}') == 7
+    assert _request_id(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') is None
+    assert _request_id(b'{"jsonrpc": "2.0", "id": true, "method": "x"}') is None
+    assert _request_id(b"[") is None and _request_id(None) is None

@@ -36,6 +36,7 @@ log = get_logger("metasearch.mcp")
 
 # `mcp --http`'s answer (HTTP 503) to a request still running when the shutdown wait ran out.
 SHUTTING_DOWN = "shutting_down"
+SERVER_STOPPING = -32000  # JSON-RPC's code for it (the range JSON-RPC leaves to servers), `shutting_down` as its data
 # A bug of ours, as the CLI names it (exit status 4).
 INTERNAL_ERROR = "internal_error"
 
@@ -721,9 +722,11 @@ def head_timeout_protocol(seconds: float):
 async def _body_repaired(receive):
     """`receive` for a POST whose JSON-RPC body holds a lone surrogate escape: the body repaired
     (plugin.surfaces.lone_surrogates), where the SDK answered 400 "Parse error". The body is read whole
-    first, as the SDK reads it; anything else comes as it came."""
+    first, as the SDK reads it; anything else comes as it came. Also the body as the SDK will read it (None
+    when the client went half-way)."""
     from plugin.surfaces.lone_surrogates import repaired
 
+    body = None
     messages = []
     while True:
         message = await receive()
@@ -737,12 +740,47 @@ async def _body_repaired(receive):
         except UnicodeDecodeError:
             fixed = None
         if fixed is not None:
-            messages = [{"type": "http.request", "body": fixed.encode("utf-8"), "more_body": False}]
+            body = fixed.encode("utf-8")
+            messages = [{"type": "http.request", "body": body, "more_body": False}]
 
     async def replayed():
         return messages.pop(0) if messages else await receive()
 
-    return replayed
+    return replayed, body
+
+
+def _stopping_error(asked: int | str, why: str) -> dict:
+    """JSON-RPC's error for call `asked` cut off by the shutdown (`shutting_down` as its data's code)."""
+    return {"jsonrpc": "2.0", "id": asked, "error": {
+        "code": SERVER_STOPPING, "message": f"{SHUTTING_DOWN}: {why}", "data": {"code": SHUTTING_DOWN}}}
+
+
+def _answers(chunk: bytes, asked: int | str) -> bool:
+    """Whether a chunk of an event stream holds the answer (result or error) to call `asked`."""
+    import json
+
+    for line in chunk.splitlines():
+        if line.startswith(b"data:"):
+            try:
+                message = json.loads(line[5:])
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(message, dict) and message.get("id") == asked and (
+                    "result" in message or "error" in message):
+                return True
+    return False
+
+
+def _request_id(body: bytes | None) -> int | str | None:
+    """The id of the JSON-RPC request a POST's body holds (None for a notification, a response or no JSON)."""
+    import json
+
+    try:
+        message = json.loads(body) if body else None
+    except (ValueError, RecursionError):
+        return None
+    ident = message.get("id") if isinstance(message, dict) and "method" in message else None
+    return ident if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
 
 
 def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: Stopping | None = None):
@@ -783,35 +821,57 @@ def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: 
         if refused is not None:
             await answer_json(send, refused[0], refused[1])
             return
-        sent = {"started": False, "complete": False}
+        sent = {"started": False, "complete": False, "events": False, "answered": False}
+        asked = None  # the id of the JSON-RPC request the POST carries
 
         async def tracked_send(message) -> None:
             if message["type"] == "http.response.start":
                 sent["started"] = True
-            elif message["type"] == "http.response.body" and not message.get("more_body", False):
-                sent["complete"] = True
+                sent["events"] = any(name.lower() == b"content-type" and value.startswith(b"text/event-stream")
+                                     for name, value in message.get("headers", ()))
+            elif message["type"] == "http.response.body":
+                if not message.get("more_body", False):
+                    sent["complete"] = True
+                if sent["events"] and asked is not None and not sent["answered"]:
+                    sent["answered"] = _answers(message.get("body", b""), asked)
             await send(message)
+
+        async def end_stream(why: str, cancelled: bool = False) -> None:
+            """Ends a response the SDK left open at shutdown; a call whose answer was to come as an event (the
+            2025-06-18 protocol) gets JSON-RPC's error as the last one, not a stream cut off that a client
+            reads as a lost connection."""
+            if sent["events"] and asked is not None and not sent["answered"]:
+                if not cancelled:
+                    log.warning("stopping: a call still running when the server stopped was ended with an error "
+                                "(its event stream closes at once)")
+                error = _stopping_error(asked, why)
+                await send({"type": "http.response.body", "more_body": True,
+                            "body": b"event: message\r\ndata: " + json.dumps(error).encode() + b"\r\n\r\n"})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
         try:
             if scope.get("method") == "POST":
-                receive = await _body_repaired(receive)
+                receive, body = await _body_repaired(receive)
+                asked = _request_id(body)
             await inner(scope, receive, tracked_send)
             if stopping is not None and stopping.now and sent["started"] and not sent["complete"]:
-                # A client's GET stream for notifications (2025-06-18 protocol): the SDK ends its handler at
-                # shutdown without ending the response (uvicorn: "ERROR: ASGI callable returned without
-                # completing response"; the client: a truncated body). It ends as a finished response.
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                # A client's GET stream for notifications (2025-06-18 protocol), or a call's: the SDK ends its
+                # handler at shutdown without ending the response (uvicorn: "ERROR: ASGI callable returned
+                # without completing response"; the client: a truncated body). It ends as a finished response.
+                await end_stream("the server is stopping; this request was still running when it stopped")
         except asyncio.CancelledError:
             if stopping is None or not stopping.now:
                 raise
             log.warning("stopping: a %s %s request still running after shutdown_wait_ms (%d ms) was cancelled",
                         scope.get("method", "?"), scope.get("path", "?"), stopping.wait_ms)
+            why = (f"the server is stopping; this request was still running after shutdown_wait_ms "
+                   f"({stopping.wait_ms} ms) and was cancelled")
             if not sent["started"]:
-                await answer_json(send, 503, {"error": {
-                    "code": SHUTTING_DOWN, "message": "the server is stopping; this request was still running "
-                                                      f"after shutdown_wait_ms ({stopping.wait_ms} ms) and was "
-                                                      "cancelled"}})
+                # A JSON-RPC call is answered with JSON-RPC's error, which an MCP client reads and shows (a
+                # bare 503 it read as "Server returned an error response").
+                await answer_json(send, 503, _stopping_error(asked, why) if asked is not None else {
+                    "error": {"code": SHUTTING_DOWN, "message": why}})
             elif not sent["complete"]:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await end_stream(why, cancelled=True)  # (said above)
 
     return app
