@@ -566,3 +566,50 @@ def test_an_event_stream_chunk_answers_a_call_only_with_its_result_or_error():
     assert _request_id(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') is None
     assert _request_id(b'{"jsonrpc": "2.0", "id": true, "method": "x"}') is None
     assert _request_id(b"[") is None and _request_id(None) is None
+
+
+@pytest.mark.parametrize("answered", [False, True])
+async def test_an_event_stream_the_sse_layer_ends_at_the_stop_gets_the_calls_error_first(answered):
+    """sse-starlette ends a call's event stream at the stop in one of two ways: it stops (the handler returns
+    with the response open: the real-server test above) or it sends the stream's last chunk itself. Here the
+    second, played by a stand-in for the SDK's application: the call's error event goes out before that
+    last chunk, unless the call's answer went out already."""
+    from plugin.surfaces.mcp_server import Stopping, http_app
+
+    stopping = Stopping(1000)
+    result = b'event: message\r\ndata: {"jsonrpc": "2.0", "id": 9, "result": {"content": []}}\r\n\r\n'
+
+    async def sdk_app(scope, receive, send):
+        await receive()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        if answered:
+            await send({"type": "http.response.body", "body": result, "more_body": True})
+        stopping.now = True  # SIGTERM: the SSE layer ends the stream with its last, empty chunk
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    class Server:
+        def streamable_http_app(self, **_):
+            return sdk_app
+
+    app = http_app(Server(), None, "127.0.0.1", stopping)
+    call = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "web_fetch"}})
+    incoming = [{"type": "http.request", "body": call.encode(), "more_body": False}]
+    sent = []
+
+    async def receive():
+        return incoming.pop(0) if incoming else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    await app({"type": "http", "method": "POST", "path": "/mcp",
+               "headers": [(b"host", b"127.0.0.1:8765"), (b"content-type", b"application/json")]}, receive, send)
+    bodies = [m["body"] for m in sent if m["type"] == "http.response.body"]
+    assert bodies[-1] == b"" and sent[-1]["more_body"] is False
+    events = [json.loads(line[len(b"data:"):]) for body in bodies for line in body.splitlines()
+              if line.startswith(b"data:")]
+    if answered:
+        assert events == [json.loads(result.splitlines()[1][len(b"data:"):])]
+    else:
+        assert [e["id"] for e in events] == [9] and events[0]["error"]["data"] == {"code": "shutting_down"}

@@ -36,6 +36,7 @@ log = get_logger("metasearch.mcp")
 
 # `mcp --http`'s answer (HTTP 503) to a request still running when the shutdown wait ran out.
 SHUTTING_DOWN = "shutting_down"
+STOPPED = "the server is stopping; this request was still running when it stopped"
 SERVER_STOPPING = -32000  # JSON-RPC's code for it (the range JSON-RPC leaves to servers), `shutting_down` as its data
 # A bug of ours, as the CLI names it (exit status 4).
 INTERNAL_ERROR = "internal_error"
@@ -830,23 +831,31 @@ def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: 
                 sent["events"] = any(name.lower() == b"content-type" and value.startswith(b"text/event-stream")
                                      for name, value in message.get("headers", ()))
             elif message["type"] == "http.response.body":
-                if not message.get("more_body", False):
-                    sent["complete"] = True
+                last = not message.get("more_body", False)
                 if sent["events"] and asked is not None and not sent["answered"]:
                     sent["answered"] = _answers(message.get("body", b""), asked)
+                    if last and stopping is not None and stopping.now:  # sse-starlette ending it at the stop
+                        await say_stopped(STOPPED)
+                if last:
+                    sent["complete"] = True
             await send(message)
 
-        async def end_stream(why: str, cancelled: bool = False) -> None:
-            """Ends a response the SDK left open at shutdown; a call whose answer was to come as an event (the
-            2025-06-18 protocol) gets JSON-RPC's error as the last one, not a stream cut off that a client
-            reads as a lost connection."""
+        async def say_stopped(why: str, cancelled: bool = False) -> None:
+            """A call whose answer was to come as an event (the 2025-06-18 protocol), cut off by the shutdown,
+            gets JSON-RPC's error as the last event, not a stream cut off that a client reads as a lost
+            connection (once)."""
             if sent["events"] and asked is not None and not sent["answered"]:
+                sent["answered"] = True
                 if not cancelled:
                     log.warning("stopping: a call still running when the server stopped was ended with an error "
                                 "(its event stream closes at once)")
                 error = _stopping_error(asked, why)
                 await send({"type": "http.response.body", "more_body": True,
                             "body": b"event: message\r\ndata: " + json.dumps(error).encode() + b"\r\n\r\n"})
+
+        async def end_stream(why: str, cancelled: bool = False) -> None:
+            """Ends a response the SDK left open at shutdown (a call's, after its error event)."""
+            await say_stopped(why, cancelled)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
         try:
@@ -858,7 +867,7 @@ def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: 
                 # A client's GET stream for notifications (2025-06-18 protocol), or a call's: the SDK ends its
                 # handler at shutdown without ending the response (uvicorn: "ERROR: ASGI callable returned
                 # without completing response"; the client: a truncated body). It ends as a finished response.
-                await end_stream("the server is stopping; this request was still running when it stopped")
+                await end_stream(STOPPED)
         except asyncio.CancelledError:
             if stopping is None or not stopping.now:
                 raise
