@@ -112,6 +112,23 @@ async def mcp_over_http(env: dict[str, str]):
         await asyncio.wait_for(proc.wait(), 20)
 
 
+POSTING = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def session_2025_06_18(http, url: str) -> dict[str, str]:
+    """An initialized session of the 2025-06-18 protocol (the 1.x SDKs most harnesses ship) over aiohttp
+    session `http`: the headers its POSTs carry."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+    async with http.post(url, headers=POSTING, json=initialize) as answer:
+        assert answer.status == 200
+        headers = {**POSTING, "mcp-session-id": answer.headers["mcp-session-id"],
+                   "mcp-protocol-version": "2025-06-18"}
+    async with http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}) as answer:
+        assert answer.status == 202
+    return headers
+
+
 async def test_mcp_over_streamable_http(standins):
     good = await standins(page(ddg_page(ROWS)))
     stuck = await standins(hang(30))
@@ -315,19 +332,11 @@ async def test_a_call_answered_in_an_event_stream_gets_json_rpcs_error_when_the_
                      METASEARCH_SHUTDOWN_WAIT_MS="1000")
     proc, url = await start_mcp_http(env)
     try:
-        posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         async with aiohttp.ClientSession() as http:
-            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
-            async with http.post(url, headers=posting, json=initialize) as answer:
-                in_session = {"mcp-session-id": answer.headers["mcp-session-id"],
-                              "mcp-protocol-version": "2025-06-18"}
-            async with http.post(url, headers={**posting, **in_session},
-                                 json={"jsonrpc": "2.0", "method": "notifications/initialized"}) as answer:
-                assert answer.status == 202
+            in_session = await session_2025_06_18(http, url)
             call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                     "params": {"name": "web_fetch", "arguments": {"url": hung.url + "/page"}}}
-            async with http.post(url, headers={**posting, **in_session}, json=call) as answer:
+            async with http.post(url, headers=in_session, json=call) as answer:
                 assert answer.status == 200 and answer.content_type == "text/event-stream"
                 assert await hung.asked()  # the read is out, for a page that never comes
                 proc.send_signal(signal.SIGTERM)
@@ -360,18 +369,11 @@ async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_s
     env = server_env({}, METASEARCH_SHUTDOWN_WAIT_MS="20000")
     proc, url = await start_mcp_http(env)
     try:
-        posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         async with aiohttp.ClientSession() as http:
-            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
-            async with http.post(url, headers=posting, json=initialize) as answer:
-                assert answer.status == 200
-                session = answer.headers["mcp-session-id"]
-            in_session = {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
-            async with http.post(url, headers={**posting, **in_session},
-                                 json={"jsonrpc": "2.0", "method": "notifications/initialized"}) as answer:
-                assert answer.status == 202
-            async with http.get(url, headers={"Accept": "text/event-stream", **in_session}) as listening:
+            in_session = await session_2025_06_18(http, url)
+            listen = {**in_session, "Accept": "text/event-stream"}
+            del listen["Content-Type"]
+            async with http.get(url, headers=listen) as listening:
                 assert listening.status == 200 and listening.content_type == "text/event-stream"
                 proc.send_signal(signal.SIGTERM)
                 code = await asyncio.wait_for(proc.wait(), 40)
@@ -535,16 +537,8 @@ async def test_an_http_call_with_a_lone_surrogate_escape_is_answered(standins):
 
     good = await standins(page(bing_page(ROWS)))
     async with mcp_over_http(server_env({"bing": good.url})) as url, aiohttp.ClientSession() as http:
-        posting = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
-        async with http.post(url, headers=posting, json=initialize) as answer:
-            assert answer.status == 200
-            in_session = {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-        async with http.post(url, headers={**posting, **in_session},
-                             data=b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') as answer:
-            assert answer.status == 202
-        async with http.post(url, headers={**posting, **in_session}, data=CUT_EMOJI_CALL.encode()) as answer:
+        in_session = await session_2025_06_18(http, url)
+        async with http.post(url, headers=in_session, data=CUT_EMOJI_CALL.encode()) as answer:
             body = await answer.text()
             assert answer.status == 200, body
     events = [json.loads(line[len("data:"):]) for line in body.splitlines() if line.startswith("data:")]
