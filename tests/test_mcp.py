@@ -18,6 +18,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from standins import bing_page, ddg_page, hang, page  # noqa: E402
+from processes import ended_cleanly, reaped  # noqa: E402
 from stored import stored_entries  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,7 +222,7 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
                      METASEARCH_STATE_BACKEND="sqlite", METASEARCH_FETCH_TIMEOUT_MS="120000",
                      METASEARCH_SHUTDOWN_WAIT_MS="1000")
     proc, url = await start_mcp_http(env)
-    try:
+    async with reaped(proc):
         client = Client(url, read_timeout_seconds=120)
         await client.__aenter__()
         searched = await client.call_tool("web_search", {"query": "rust async runtime"})
@@ -234,13 +235,7 @@ async def test_a_signal_ends_mcp_http_within_its_shutdown_wait_with_status_0_and
         (cut,) = await asyncio.gather(reading, return_exceptions=True)
         with contextlib.suppress(BaseException):  # the server it spoke to is gone: the client's exit may say so
             await client.__aexit__(None, None, None)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    errors = (await proc.stderr.read()).decode()
-    assert code == 0, errors
-    assert "Traceback" not in errors, errors
+    errors = await ended_cleanly(proc, code)
     assert "request still running after shutdown_wait_ms (1000 ms) was cancelled" in errors  # said, once
     assert errors.count("was cancelled") == 1, errors
     # The client's call is answered with why, not cut off as a lost connection.
@@ -297,7 +292,7 @@ async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_se
         await proc.stdin.drain()
         return json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
 
-    try:
+    async with reaped(proc):
         started = await call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                "clientInfo": {"name": "test", "version": "0"}})
         assert started["result"]["serverInfo"]["name"] == "metasearch"
@@ -307,13 +302,7 @@ async def test_a_signal_ends_the_stdio_server_with_status_0_after_closing_the_se
         assert stuck.requests and not stuck.finished  # the request is still out
         proc.send_signal(getattr(signal, signum))  # stdin stays open
         code = await asyncio.wait_for(proc.wait(), 40)  # generous: it takes well under a second
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    errors = (await proc.stderr.read()).decode()
-    assert code == 0, errors
-    assert "Traceback" not in errors, errors
+    errors = await ended_cleanly(proc, code)
     unanswered = (await stored_entries(endpoints, "duckduckgo-html"))["duckduckgo-html"]
     assert unanswered is not None and "without an answer (processes that ended first: 1)" in unanswered.detail
 
@@ -331,7 +320,7 @@ async def test_a_call_answered_in_an_event_stream_gets_json_rpcs_error_when_the_
     env = server_env({}, METASEARCH_ALLOW_PRIVATE_HOSTS="127.0.0.1/32", METASEARCH_FETCH_TIMEOUT_MS="120000",
                      METASEARCH_SHUTDOWN_WAIT_MS="1000")
     proc, url = await start_mcp_http(env)
-    try:
+    async with reaped(proc):
         async with aiohttp.ClientSession() as http:
             in_session = await session_2025_06_18(http, url)
             call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -342,17 +331,12 @@ async def test_a_call_answered_in_an_event_stream_gets_json_rpcs_error_when_the_
                 proc.send_signal(signal.SIGTERM)
                 body = (await asyncio.wait_for(answer.read(), 40)).decode()
         code = await asyncio.wait_for(proc.wait(), 40)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
     events = [json.loads(line[len("data:"):]) for line in body.splitlines() if line.startswith("data:")]
     assert events and events[-1]["id"] == 7, body
     assert events[-1]["error"]["data"] == {"code": "shutting_down"}, body
     assert "this request was still running when it stopped" in events[-1]["error"]["message"], body
-    errors = (await proc.stderr.read()).decode()
-    assert code == 0, errors
-    assert "Traceback" not in errors and errors.count("a call still running when the server stopped") == 1, errors
+    errors = await ended_cleanly(proc, code)
+    assert errors.count("a call still running when the server stopped") == 1, errors
 
 
 async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_say_error():
@@ -368,7 +352,7 @@ async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_s
     # off at the end of the wait instead, the warning that says so would fail the test).
     env = server_env({}, METASEARCH_SHUTDOWN_WAIT_MS="20000")
     proc, url = await start_mcp_http(env)
-    try:
+    async with reaped(proc):
         async with aiohttp.ClientSession() as http:
             in_session = await session_2025_06_18(http, url)
             listen = {**in_session, "Accept": "text/event-stream"}
@@ -378,12 +362,7 @@ async def test_a_client_listening_for_notifications_does_not_make_the_shutdown_s
                 proc.send_signal(signal.SIGTERM)
                 code = await asyncio.wait_for(proc.wait(), 40)
                 await asyncio.wait_for(listening.read(), 40)  # the stream ends: no error on the way
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    errors = (await proc.stderr.read()).decode()
-    assert code == 0, errors
+    errors = await ended_cleanly(proc, code)
     assert errors == "", errors
 
 
@@ -481,7 +460,7 @@ async def stdio_lines(env: dict[str, str]):
     async def answer() -> dict:
         return json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
 
-    try:
+    async with reaped(proc):
         await send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}))
         assert (await answer())["id"] == 1
@@ -489,10 +468,6 @@ async def stdio_lines(env: dict[str, str]):
         yield send, answer
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 40)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
 
 
 async def test_a_stdio_call_with_a_lone_surrogate_escape_is_answered(standins):

@@ -13,6 +13,7 @@ from plugin.pipeline.searcher import Searcher
 from plugin.settings import Settings
 from plugin.surfaces.service import build_app, search_parameters
 from standins import bing_page, hang, page
+from processes import ended_cleanly, reaped
 from stored import stored_entries
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,7 +146,7 @@ async def test_sigterm_ends_serve_within_its_shutdown_wait_while_a_read_hangs_an
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "plugin.surfaces.cli", "serve", "--port", "0", cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
+    async with reaped(proc):
         line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
         base = re.fullmatch(r"listening on (http://127\.0\.0\.1:\d+)\n", line).group(1)
         async with aiohttp.ClientSession() as client:
@@ -158,13 +159,7 @@ async def test_sigterm_ends_serve_within_its_shutdown_wait_while_a_read_hangs_an
             # Generous: the read alone would hold it 120 s, aiohttp's own shutdown timeout 60 s.
             code = await asyncio.wait_for(proc.wait(), 40)
             await asyncio.gather(reading, return_exceptions=True)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    errors = (await proc.stderr.read()).decode()
-    assert code == 0, errors
-    assert "Traceback" not in errors, errors
+    errors = await ended_cleanly(proc, code)
     # The store is whole: the database checks clean, and the cooldown written during the search is there.
     entry = (await stored_entries({"bing": failing.url}, "bing"))["bing"]
     assert entry is not None and entry.status == "error"
