@@ -445,12 +445,13 @@ CUT_EMOJI_CALL = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params":
 
 
 @contextlib.asynccontextmanager
-async def stdio_lines(env: dict[str, str]):
-    """`metasearch mcp` in a subprocess spoken to in raw JSON-RPC lines, initialized: yields `send(line)` and
-    `answer()` (the next line it writes, read as JSON); stdin is closed on the way out and the process
-    waited for."""
+async def stdio_lines(env: dict[str, str], argv: tuple[str, ...] = ("-m", "plugin.surfaces.cli", "mcp"),
+                      said: list[str] | None = None):
+    """`metasearch mcp` (or python `argv`) in a subprocess spoken to in raw JSON-RPC lines, initialized:
+    yields `send(line)` and `answer()` (the next line it writes, read as JSON); stdin is closed on the way out
+    and the process waited for, then what it said on stderr appended to `said`, once `ended_cleanly`."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "plugin.surfaces.cli", "mcp", cwd=ROOT, env=env, stdin=asyncio.subprocess.PIPE,
+        sys.executable, *argv, cwd=ROOT, env=env, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
     async def send(line: str) -> None:
@@ -468,6 +469,8 @@ async def stdio_lines(env: dict[str, str]):
         yield send, answer
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 40)
+        if said is not None:
+            said.append(await ended_cleanly(proc, proc.returncode))
 
 
 async def test_a_stdio_call_with_a_lone_surrogate_escape_is_answered(standins):
@@ -504,6 +507,41 @@ async def test_a_stdio_line_the_server_cannot_read_is_answered_with_json_rpcs_er
     assert invalid["id"] == 5 and invalid["error"]["code"] == -32600, invalid
     assert not_an_object["id"] is None and not_an_object["error"]["code"] == -32600, not_an_object
     assert listed["id"] == 6 and {tool["name"] for tool in listed["result"]["tools"]} >= {"web_search"}, listed
+
+
+# An MCP SDK release in which MCPServer keeps its low-level server under another name (run_stdio_async uses it).
+_RENAMED_SDK = """
+import sys
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+
+made = MCPServer.__init__
+def renamed(self, *args, **kwargs):
+    made(self, *args, **kwargs)
+    self._server = self.__dict__.pop("_lowlevel_server")
+async def run_stdio_async(self):
+    async with stdio_server() as (read_stream, write_stream):
+        await self._server.run(read_stream, write_stream, self._server.create_initialization_options())
+MCPServer.__init__, MCPServer.run_stdio_async = renamed, run_stdio_async
+
+from plugin.surfaces.cli import main
+sys.exit(main(["mcp"]))
+"""
+
+
+async def test_stdio_is_served_by_an_sdk_that_renamed_its_low_level_server(standins):
+    """The stdio repair reads the SDK's unpublished `_lowlevel_server`. A release without that name still
+    gets its calls answered (the SDK serving stdio its own way), and the lost repair is said on stderr,
+    instead of `metasearch mcp` ending with an AttributeError at its start."""
+    good = await standins(page(bing_page(ROWS)))
+    said: list[str] = []
+    async with stdio_lines(server_env({"bing": good.url}), argv=("-c", _RENAMED_SDK), said=said) as (send, answer):
+        await send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "web_search", "arguments": {"query": "rust async"}}}))
+        searched = await answer()
+    assert searched["id"] == 2 and not searched["result"]["isError"], searched
+    assert [r["title"] for r in searched["result"]["structuredContent"]["results"]][0] == "Rust async book"
+    assert "has no _lowlevel_server" in said[0] and "dropped without an answer" in said[0], said
 
 
 async def test_an_http_call_with_a_lone_surrogate_escape_is_answered(standins):

@@ -506,8 +506,17 @@ async def _run_stdio(server: MCPServer) -> None:
     HTTP."""
     from mcp.server.stdio import stdio_server
 
+    # What run_stdio_async runs; the SDK gives it no public name, so a release that renames it is served as
+    # the SDK serves, with the repair lost and said, rather than not at all.
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if not (hasattr(lowlevel, "run") and hasattr(lowlevel, "create_initialization_options")):
+        from importlib.metadata import version
+
+        log.warning("this MCP SDK (mcp %s) has no _lowlevel_server to serve stdio with: a line the server cannot "
+                    "read is dropped without an answer, as the SDK does", version("mcp"))
+        await server.run_stdio_async()
+        return
     async with stdio_server() as (read_stream, write_stream):
-        lowlevel = server._lowlevel_server  # what run_stdio_async runs (the SDK gives it no public name)
         await lowlevel.run(_Repairing(read_stream, write_stream), write_stream,
                            lowlevel.create_initialization_options())
 
