@@ -496,3 +496,84 @@ def test_arabic_and_hebrew_vowel_points_are_left_out_either_way():
     assert span("הוא אמר שָׁלוֹם לכולם", "שלום לכולם") == (8, 21)
     assert span("הוא אמר שלום לכולם", "אָמַר שָׁלוֹם") == (4, 12)
     assert span("ein Café hier", "ein Cafe") is None
+
+
+# ----- verify as the Python API calls it -----
+async def test_verify_honours_robots_unless_told_to_ignore_them_and_reads_the_format_asked(standins):
+    """A page's robots.txt binds `verify` as it binds `fetch` (a quote check reads the page too); a person who
+    asks past them says so with ignore_robots. The format asked is the text searched: the sentence around
+    the match holds Markdown's emphasis marks, or none in plain text."""
+    import plugin
+    from pages import reading_settings, routes
+    from standins import page as served
+
+    robots = served("User-agent: metasearch\nDisallow: /private/\n", content_type="text/plain")
+    html = ("<html><body><article><h1>Release notes</h1><p>The release ships three fixes.</p>"
+            "<p>Every command now has a <b>faster start-up</b> than before.</p></article></body></html>")
+    site = await standins(routes({"/robots.txt": robots, "/private/notes": served(html), "/notes": served(html)}))
+    settings = reading_settings()
+    with pytest.raises(FetchError) as refused:
+        await plugin.verify(site.url + "/private/notes", "three fixes", settings=settings)
+    assert refused.value.code == "blocked_by_robots"
+    asked = await plugin.verify(site.url + "/private/notes", "three fixes", settings=settings, ignore_robots=True)
+    assert asked.found and asked.text == "three fixes"
+    markdown = await plugin.verify(site.url + "/notes", "faster start-up", settings=settings)
+    assert markdown.found and markdown.text == "faster start-up" and markdown.format == "markdown", markdown
+    assert markdown.sentence == "Every command now has a **faster start-up** than before."
+    text = await plugin.verify(site.url + "/notes", "faster start-up", settings=settings, format="text")
+    assert text.found and text.text == "faster start-up" and text.format == "text", text
+    assert text.sentence == "Every command now has a faster start-up than before."
+
+
+def test_verify_sync_checks_the_quote_it_is_given_on_the_page_it_is_given_as_asked():
+    """verify_sync passes on what it is given (the format) and keeps the defaults `verify` has (robots
+    honoured)."""
+    from pages import reading_settings
+    from plugin.bench.loopback import LoopbackSite
+    from plugin.reading.verify import verify_sync
+
+    pages = {"/robots.txt": ("text/plain", b"User-agent: *\nDisallow: /private/\n"),
+             "/a": ("text/html", b"<html><body><p>Alpha comes first. <b>Beta</b> follows.</p></body></html>"),
+             "/b": ("text/plain", b"Gamma only."), "/private/c": ("text/plain", b"Beta follows.")}
+
+    def answer(path: str) -> tuple[int, str, bytes]:
+        return (200, *pages[path]) if path in pages else (404, "text/plain", b"")
+
+    with LoopbackSite(answer) as site:
+        found = verify_sync(site.base + "/a", "beta FOLLOWS", settings=reading_settings())
+        as_text = verify_sync(site.base + "/a", "beta FOLLOWS", settings=reading_settings(), format="text")
+        missing = verify_sync(site.base + "/b", "beta follows", settings=reading_settings())
+        with pytest.raises(FetchError) as refused:
+            verify_sync(site.base + "/private/c", "beta follows", settings=reading_settings())
+    assert found.found and found.url == site.base + "/a" and found.sentence == "**Beta** follows."
+    assert as_text.found and as_text.format == "text" and as_text.sentence == "Beta follows."
+    assert not missing.found and missing.url == site.base + "/b"
+    assert refused.value.code == "blocked_by_robots"
+
+
+def test_a_quote_over_the_limit_is_refused_as_an_invalid_quote():
+    with pytest.raises(FetchError) as refused:
+        check_quote("word " * (MAX_QUOTE_CHARS // 5 + 1))
+    assert refused.value.code == "invalid_parameter" and refused.value.details["parameter"] == "quote"
+    assert f"at most {MAX_QUOTE_CHARS} characters" in refused.value.message
+
+
+def test_a_row_s_end_is_a_row_s_end_with_spaces_around_its_line_break_too():
+    """Markdown allows spaces after a row's last `|` and before the next row's first: still two rows."""
+    page = "| Driver | Points |\n| --- | --- |\n| Kyle Busch | 5040 | \n  | Denny Hamlin | 4000 |"
+    assert find_quote(page, "5040 Denny") is None
+    assert find_quote(page, "Kyle Busch 5040") is not None
+
+
+def test_a_subdivision_flag_is_one_whole_symbol_tags_and_cancel_tag_included():
+    """🏴 with the tags g b s c t and the cancel tag (U+E007F) draws Scotland's flag: a quote of it is found
+    whole, and another subdivision's flag (its tags differ) is not it."""
+    scotland = "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+    wales = "\U0001F3F4\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F"
+    page = f"Fans waved {scotland} flags."
+    assert span(page, f"waved {scotland} flags") == (5, page.index(" flags") + 6)
+    assert find_quote(page, f"waved {wales} flags") is None
+    assert find_quote(page, "waved \U0001F3F4 flags") is None  # the black flag alone is another symbol
+    assert find_quote(page, f"waved {scotland[:-1]} flags") is None  # without its cancel tag: not the flag
+    spaced = "\U0001F3F4\U000E0020\U000E0067\U000E007F"  # a tag space is a tag too
+    assert find_quote(f"a {spaced} b", "a \U0001F3F4\U000E0067\U000E007F b") is None
