@@ -176,6 +176,17 @@ def test_windows_start_at_or_after_the_offset_and_an_empty_text_has_none():
     assert best_passages(PAGE, "scheduler", 2) == pick(rank_windows(PAGE, "scheduler"), 2)
 
 
+def test_windows_come_only_from_the_units_a_caller_cut():
+    """A caller that cut a part of a long page into units (plugin.reading.evidence) gets windows of those
+    units only, with the part's heading path."""
+    start, end = PAGE.index("## Scheduler notes"), len(PAGE)
+    part = segment(PAGE, start=start, end=end)
+    windows = rank_windows(PAGE, "scheduler", segmented=part)
+    assert windows and all(w.start >= start for w in windows), windows
+    assert {w.section[-1] for w in windows} == {"Scheduler notes"}
+    assert best_passages(PAGE, "scheduler", 1, segmented=part) == pick(windows, 1)
+
+
 def test_pick_chooses_the_best_windows_that_do_not_overlap():
     windows = [Window(0, 10, 5.0, ()), Window(5, 15, 4.0, ()), Window(10, 20, 3.0, ()), Window(20, 30, 2.0, ()),
                Window(9, 11, 1.0, ())]
