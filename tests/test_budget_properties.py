@@ -116,6 +116,22 @@ def test_the_issue_example_fits():
     assert packed.omitted is not None and "shortened" in packed.omitted.how
 
 
+def test_warnings_too_long_for_the_budget_are_shortened_before_they_are_left_out():
+    """Long warnings that do not fit whole are cut to their first 150 characters (ending with …) when that
+    fits, rather than replaced by a count: the model still reads what each one says first."""
+    warnings = [f"warning {i}: the state store did not answer a read within 250 ms, so cooldowns and the "
+                f"answer cache were skipped for this search; " * 6 for i in range(3)]
+    response = SearchResponse(query="python 3.13 release notes", results=[], partial=False, elapsed_ms=1,
+                              engines=[EngineReport(name="bing", tier="primary", status="ok")], warnings=warnings)
+    assert estimate_tokens(render_for_model(response)) > 300
+    packed = pack_search(response, 300)
+    assert estimate_tokens(render_for_model(packed)) <= 300
+    assert len(packed.warnings) == 3
+    for shown, whole in zip(packed.warnings, warnings):
+        assert shown == whole[:149].rstrip() + "…", shown  # 150 characters with the …
+    assert "shortened" in packed.omitted.how
+
+
 def test_a_budget_too_small_for_one_whole_row_still_shows_the_best_row_with_its_snippet_cut():
     """web_search(max_tokens=300) with long snippets and a few failing engines returned 0 rows: the frame
     left room for a row's title and address but not its whole snippet. The best row is shown, its
