@@ -89,6 +89,16 @@ def test_a_query_without_passages_or_max_chars_keeps_to_the_passage_budget():
     assert answer.content == "" and answer.next_offset is None and not answer.truncated
 
 
+def test_passages_that_fill_max_chars_exactly_are_all_kept():
+    """max_chars is a bound the passages may reach: those that sum to it exactly are all returned."""
+    every = focused(ARTICLE, "scheduler moves task between threads", passages=3)
+    exactly = sum(len(p.text) for p in every.passages)
+    same = focused(ARTICLE, "scheduler moves task between threads", passages=3, max_chars=exactly)
+    assert [p.text for p in same.passages] == [p.text for p in every.passages] and same.omitted is None
+    fewer = focused(ARTICLE, "scheduler moves task between threads", passages=3, max_chars=exactly - 1)
+    assert len(fewer.passages) < 3
+
+
 def test_passages_without_max_chars_are_as_many_as_asked_and_max_chars_caps_them():
     many = focused(ARTICLE, "scheduler moves task between threads", passages=12)
     assert len(many.passages) == 12 and sum(len(p.text) for p in many.passages) > 1200
