@@ -306,15 +306,16 @@ def pack_search(response: SearchResponse, max_tokens: int) -> SearchResponse:
 
     # The longest line that can say what was left out: every count at most what the rows hold (a search with
     # no rows, or rows without passages or text, reserves no room for what it cannot leave out).
-    rows = response.results
-    parts = sum(len(row.passages or []) for row in rows)
-    chars = sum(len(row.content or "") + sum(len(p.text) for p in row.passages or []) for row in rows)
-    snippet = max((len(row.snippet) for row in rows), default=0)
+    all_passages = sum(len(row.passages or []) for row in response.results)
+    all_chars = sum(len(row.content or "") + sum(len(p.text) for p in row.passages or []) for row in response.results)
+    longest_snippet = max((len(row.snippet) for row in response.results), default=0)
 
     def frame(candidate: SearchResponse) -> int:
         """Tokens of the text around the rows, with the longest line saying what was left out."""
-        worst = Omitted(rows=len(rows), passages=parts, chars=chars, snippet_chars=snippet,
-                        how=_omitted_how(bool(rows), bool(parts or chars), candidate is not response, bool(snippet)))
+        worst = Omitted(rows=len(response.results), passages=all_passages, chars=all_chars,
+                        snippet_chars=longest_snippet,
+                        how=_omitted_how(bool(response.results), bool(all_passages or all_chars),
+                                         candidate is not response, bool(longest_snippet)))
         return estimate_tokens(render_for_model(candidate.model_copy(update={"results": [], "omitted": worst})))
 
     candidate = response
