@@ -132,6 +132,33 @@ def test_warnings_too_long_for_the_budget_are_shortened_before_they_are_left_out
     assert "shortened" in packed.omitted.how
 
 
+def test_notes_are_shortened_step_by_step_and_a_failing_engine_s_detail_with_them():
+    """Each step keeps the most the budget holds: warnings at 150 characters and the failing engines' details
+    at 40, then warnings at 60 and no details, then a count of the warnings. An engine that answered keeps
+    its detail (the model's text does not show it)."""
+    detail = "timed out after 15000 ms waiting for the response headers from the upstream server at its address " * 2
+
+    def response(count: int) -> SearchResponse:
+        warnings = [f"warning {i}: the state store did not answer a read within 250 ms, so cooldowns and the "
+                    f"answer cache were skipped; " * 6 for i in range(count)]
+        reports = [EngineReport(name="bing", tier="primary", status="ok", detail="answered")]
+        reports += [EngineReport(name=name, tier="primary", status="timeout", detail=detail)
+                    for name in ("brave", "yahoo", "mojeek", "startpage")]
+        return SearchResponse(query="python 3.13 release notes", results=[], partial=True, elapsed_ms=1,
+                              engines=reports, warnings=warnings)
+
+    for count, budget, warning_chars, detail_chars in ((3, 350, 150, 40), (12, 400, 60, 0)):
+        whole = response(count)
+        packed = pack_search(whole, budget)
+        assert estimate_tokens(render_for_model(packed)) <= budget
+        assert packed.warnings == [w[:warning_chars - 1].rstrip() + "…" for w in whole.warnings]
+        assert [e.detail for e in packed.engines] == ["answered"] + [
+            detail[:detail_chars - 1].rstrip() + "…" if detail_chars else ""] * 4
+    counted = pack_search(response(12), 300)
+    assert counted.warnings == ["12 warnings left out (max_tokens)"]
+    assert estimate_tokens(render_for_model(counted)) <= 300 and "shortened" in counted.omitted.how
+
+
 def test_a_budget_too_small_for_one_whole_row_still_shows_the_best_row_with_its_snippet_cut():
     """web_search(max_tokens=300) with long snippets and a few failing engines returned 0 rows: the frame
     left room for a row's title and address but not its whole snippet. The best row is shown, its
