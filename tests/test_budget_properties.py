@@ -116,11 +116,18 @@ def test_the_issue_example_fits():
     assert packed.omitted is not None and "shortened" in packed.omitted.how
 
 
+def long_warnings(count: int) -> list[str]:
+    """`count` warnings of 700-odd characters each."""
+    return [f"warning {i}: the state store did not answer a read within 250 ms, so cooldowns and the answer "
+            f"cache were skipped; " * 6 for i in range(count)]
+
+
 def test_warnings_too_long_for_the_budget_are_shortened_before_they_are_left_out():
     """Long warnings that do not fit whole are cut to their first 150 characters (ending with …) when that
-    fits, rather than replaced by a count: the model still reads what each one says first."""
-    warnings = [f"warning {i}: the state store did not answer a read within 250 ms, so cooldowns and the "
-                f"answer cache were skipped for this search; " * 6 for i in range(3)]
+    fits, rather than replaced by a count: the model still reads what each one says first. (The room kept
+    for the line saying what was left out counted 10^4 passages and 10^7 characters of rows that were not
+    there: these were cut to 60.)"""
+    warnings = long_warnings(3)
     response = SearchResponse(query="python 3.13 release notes", results=[], partial=False, elapsed_ms=1,
                               engines=[EngineReport(name="bing", tier="primary", status="ok")], warnings=warnings)
     assert estimate_tokens(render_for_model(response)) > 300
@@ -139,8 +146,7 @@ def test_notes_are_shortened_step_by_step_and_a_failing_engine_s_detail_with_the
     detail = "timed out after 15000 ms waiting for the response headers from the upstream server at its address " * 2
 
     def response(count: int) -> SearchResponse:
-        warnings = [f"warning {i}: the state store did not answer a read within 250 ms, so cooldowns and the "
-                    f"answer cache were skipped; " * 6 for i in range(count)]
+        warnings = long_warnings(count)
         reports = [EngineReport(name="bing", tier="primary", status="ok", detail="answered")]
         reports += [EngineReport(name=name, tier="primary", status="timeout", detail=detail)
                     for name in ("brave", "yahoo", "mojeek", "startpage")]
