@@ -613,9 +613,7 @@ def _refusal(error) -> Any:
                         and e.get("type") in ("missing", "model_type")), None)
         if isinstance(message, dict) and "id" not in message and "method" in message:
             return None
-        ident = message.get("id") if isinstance(message, dict) else None
-        if isinstance(ident, bool) or not isinstance(ident, (int, str)):
-            ident = None
+        ident = _call_id(message.get("id")) if isinstance(message, dict) else None
         code, text = mcp_types.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message the server reads"
     return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=ident,
                                                  error=mcp_types.ErrorData(code=code, message=text)))
@@ -765,16 +763,26 @@ def _stopping_error(asked: int | str, why: str) -> dict:
         "code": SERVER_STOPPING, "message": f"{SHUTTING_DOWN}: {why}", "data": {"code": SHUTTING_DOWN}}}
 
 
-def _answers(chunk: bytes, asked: int | str) -> bool:
-    """Whether a chunk of an event stream holds the answer (result or error) to call `asked`."""
+def _json_or_none(raw: bytes | None) -> Any:
+    """`raw` read as JSON; None when it is empty or no JSON."""
     import json
 
+    try:
+        return json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def _call_id(value: object) -> int | str | None:
+    """`value` when it can be a JSON-RPC request's id (a number or a string; true and false are not), else None."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def _answers(chunk: bytes, asked: int | str) -> bool:
+    """Whether a chunk of an event stream holds the answer (result or error) to call `asked`."""
     for line in chunk.splitlines():
         if line.startswith(b"data:"):
-            try:
-                message = json.loads(line[5:])
-            except (ValueError, RecursionError):
-                continue
+            message = _json_or_none(line[5:])
             if isinstance(message, dict) and message.get("id") == asked and (
                     "result" in message or "error" in message):
                 return True
@@ -783,14 +791,8 @@ def _answers(chunk: bytes, asked: int | str) -> bool:
 
 def _request_id(body: bytes | None) -> int | str | None:
     """The id of the JSON-RPC request a POST's body holds (None for a notification, a response or no JSON)."""
-    import json
-
-    try:
-        message = json.loads(body) if body else None
-    except (ValueError, RecursionError):
-        return None
-    ident = message.get("id") if isinstance(message, dict) and "method" in message else None
-    return ident if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
+    message = _json_or_none(body)
+    return _call_id(message.get("id")) if isinstance(message, dict) and "method" in message else None
 
 
 def http_app(server: MCPServer, settings: Settings | None, host: str, stopping: Stopping | None = None):
